@@ -1,0 +1,182 @@
+/*-------------------------------------------------------------------------
+ *
+ * pcc.h
+ *	  Shared declarations of pg_concurrency_control.
+ *
+ * Locking rules for the shared state (read this before touching a gate):
+ *
+ * - PccGate.state packs the number of slots in use (low 32 bits, "running")
+ *   and the number of queued backends (high 32 bits, "waiting") into one
+ *   64-bit atomic, so that the fast path can test "below the limit and
+ *   nobody waiting" and take a slot with a single compare-and-swap.
+ * - "waiting" only changes while PccGate.mutex is held.  "running" may be
+ *   changed without the mutex only by a compare-and-swap that observed
+ *   waiting == 0; with waiters present every change of "running" happens
+ *   under the mutex.  Hence a releaser either sees no waiter and simply
+ *   decrements, or takes the mutex and hands its slot to a waiter: no
+ *   wake-up can be lost and no newcomer can barge past the queue.
+ * - PccGate.queue, the queue_ fields of PccBackend and the counters in the
+ *   second half of PccGate are protected by PccGate.mutex.
+ * - PccGate.limit and PccGate.stuck are plain atomics: limit is written by
+ *   GUC assign hooks (postmaster and backends, all writing the same value),
+ *   stuck only by the watchdog worker.
+ * - PccBackend.held and held_since are written only by the owning backend;
+ *   others read them racily for monitoring and for the deadlock escape.
+ * - PccBackend.status goes QUEUED -> GRANTED only under the gate mutex, by
+ *   whoever grants; the owner resets it to NONE under the mutex too.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef PCC_H
+#define PCC_H
+
+#include "postgres.h"
+
+#include "datatype/timestamp.h"
+#include "lib/ilist.h"
+#include "port/atomics.h"
+#include "storage/spin.h"
+
+/* The gates, in the order the status function lists them. */
+typedef enum PccGateId
+{
+	PCC_GATE_QUERY,
+	PCC_GATE_BIGQUERY,
+	PCC_GATE_TRANSACTION,
+	PCC_GATE_AUTOCOMMIT,
+	PCC_NUM_GATES
+} PccGateId;
+
+#define PCC_NO_GATE (-1)
+
+/* What happens when a waiter's control timeout expires. */
+typedef enum PccTimeoutAction
+{
+	PCC_ACTION_ERROR,			/* TCC_rollback: raise an error */
+	PCC_ACTION_PROCEED,			/* TCC_break: run without a slot */
+	PCC_ACTION_WAIT				/* TCC_wait: count it, keep waiting */
+} PccTimeoutAction;
+
+/* Which waiter a released slot goes to. */
+typedef enum PccQueueOrder
+{
+	PCC_ORDER_FIFO,				/* the oldest waiter, always */
+	PCC_ORDER_WARM				/* the newest, unless the oldest waited too
+								 * long */
+} PccQueueOrder;
+
+/* Outcome of pcc_gate_acquire(). */
+typedef enum PccAdmission
+{
+	PCC_ADMITTED,				/* holds a slot; must release it */
+	PCC_OVERCOMMITTED			/* timed out with TCC_break: holds nothing */
+} PccAdmission;
+
+/* A limit of "unlimited", as stored in shared memory. */
+#define PCC_UNLIMITED PG_UINT32_MAX
+
+/* One gate: a counting semaphore with a wait queue. */
+typedef struct PccGate
+{
+	/* hot: touched by every admission and release */
+	pg_atomic_uint64 state;		/* running | waiting << 32 */
+	pg_atomic_uint32 limit;		/* effective limit, PCC_UNLIMITED if none */
+	pg_atomic_uint32 stuck;		/* holders lock-blocked past
+								 * deadlock_timeout, per the watchdog */
+	pg_atomic_uint64 admitted;	/* slots handed out, fast or slow */
+	pg_atomic_uint64 released;	/* slots given back */
+	char		pad[PG_CACHE_LINE_SIZE];
+
+	/* cold: slow path only, under mutex */
+	slock_t		mutex;
+	dlist_head	queue;			/* PccBackend.queue_node, oldest first */
+	uint64		queued;			/* admitted after waiting */
+	uint64		timeouts;		/* control timeouts expired */
+	uint64		rejected;		/* refused: queue full or timeout error */
+	uint64		overcommitted;	/* ran without a slot (TCC_break) */
+	uint64		escapes;		/* admitted past a lock-blocked holder */
+	uint64		total_wait_us;	/* summed over queued admissions */
+	uint64		max_wait_us;
+	uint64		admitted_at_reset;	/* admitted when last reset */
+	TimestampTz reset_time;
+} PccGate;
+
+typedef union PccGatePadded
+{
+	PccGate		gate;
+	char		pad[4 * PG_CACHE_LINE_SIZE];
+} PccGatePadded;
+
+/* Where a backend stands in a gate's queue. */
+typedef enum PccWaitStatus
+{
+	PCC_WAIT_NONE,
+	PCC_WAIT_QUEUED,
+	PCC_WAIT_GRANTED
+} PccWaitStatus;
+
+/* Per-backend shared entry, indexed by pgprocno. */
+typedef struct PccBackend
+{
+	dlist_node	queue_node;		/* link in PccGate.queue while queued */
+	pg_atomic_uint32 status;	/* PccWaitStatus */
+	int			queue_gate;		/* gate queued on, or PCC_NO_GATE */
+	TimestampTz queue_since;	/* when it joined the queue */
+	int			pid;			/* owner, 0 when the entry is unused */
+	pg_atomic_uint32 held;		/* bitmask of gates this backend holds */
+	TimestampTz held_since[PCC_NUM_GATES];
+	char		pad[PG_CACHE_LINE_SIZE];	/* keep owners apart */
+} PccBackend;
+
+/* The whole shared state. */
+typedef struct PccShared
+{
+	PccGatePadded gates[PCC_NUM_GATES];
+	pg_atomic_uint32 max_waiters;	/* per gate, 0 = unbounded */
+	pg_atomic_uint32 queue_order;	/* PccQueueOrder */
+	pg_atomic_uint32 warm_max_wait_ms;	/* PCC_ORDER_WARM starvation bound */
+	int			nbackends;
+	PccBackend	backends[FLEXIBLE_ARRAY_MEMBER];
+} PccShared;
+
+/* pcc_shmem.c */
+extern PccShared *pcc_shared;
+extern void pcc_shmem_install_hooks(void);
+extern PccGate *pcc_gate(PccGateId id);
+extern PccBackend *pcc_my_backend(void);
+extern void pcc_require_shared(void);
+
+/* pcc_gate.c */
+extern PccAdmission pcc_gate_acquire(PccGateId id, int timeout_ms,
+									 PccTimeoutAction action);
+extern void pcc_gate_release(PccGateId id);
+extern void pcc_gate_abandon_wait(void);
+extern void pcc_gate_grant_waiters(PccGate *gate);
+extern int	pcc_gate_count_stuck_holders(PccGateId id, TimestampTz now);
+extern const char *pcc_gate_name(PccGateId id);
+extern uint32 pcc_state_running(uint64 state);
+extern uint32 pcc_state_waiting(uint64 state);
+
+/* pcc_guc.c */
+extern bool pcc_enabled;
+extern bool pcc_bypass;
+extern int	pcc_limits[PCC_NUM_GATES];
+extern double pcc_bigquery_cost_threshold;
+extern int	pcc_control_timeout;
+extern int	pcc_bigsql_control_timeout;
+extern int	pcc_timeout_action;
+extern int	pcc_bigsql_timeout_action;
+extern int	pcc_max_waiters;
+extern int	pcc_queue_order;
+extern int	pcc_warm_max_wait;
+extern void pcc_define_gucs(void);
+extern void pcc_publish_settings(void);
+extern const char *pcc_limit_guc_name(PccGateId id);
+
+/* pcc_hooks.c */
+extern void pcc_install_executor_hooks(void);
+
+/* pcc_watchdog.c */
+extern void pcc_register_watchdog(void);
+
+#endif							/* PCC_H */

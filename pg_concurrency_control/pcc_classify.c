@@ -1,0 +1,145 @@
+/*-------------------------------------------------------------------------
+ *
+ * pcc_classify.c
+ *	  Which gate a statement belongs to.
+ *
+ * A statement is big when the hint comment "+bigsql" (a block comment whose
+ * text starts with a plus sign) opens it or directly follows its first
+ * keyword, as in pg_hint_plan and Oracle, or when its planned total cost reaches
+ * pg_concurrency_control.bigquery_cost_threshold.  A hint anywhere else,
+ * including inside a string literal or a later comment, is ignored, so a
+ * value a client passes in cannot change the gate.
+ *
+ * A statement writes when it is INSERT, UPDATE, DELETE or MERGE, has a
+ * data-modifying CTE, locks rows (FOR UPDATE/SHARE) or fills a new table
+ * (CREATE TABLE AS, SELECT INTO, CREATE MATERIALIZED VIEW).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "executor/execdesc.h"
+#include "nodes/plannodes.h"
+
+#include "pcc_classify.h"
+
+/* Skip white space and comments from p; returns where a token starts. */
+static const char *
+skip_blanks(const char *p, const char *end, bool *hinted)
+{
+	while (p < end)
+	{
+		if (isspace((unsigned char) *p))
+			p++;
+		else if (p + 1 < end && p[0] == '-' && p[1] == '-')
+		{
+			while (p < end && *p != '\n')
+				p++;
+		}
+		else if (p + 1 < end && p[0] == '/' && p[1] == '*')
+		{
+			const char *body = p + 2;
+			int			depth = 1;
+
+			p += 2;
+			while (p < end && depth > 0)
+			{
+				if (p + 1 < end && p[0] == '/' && p[1] == '*')
+					depth++, p += 2;
+				else if (p + 1 < end && p[0] == '*' && p[1] == '/')
+					depth--, p += 2;
+				else
+					p++;
+			}
+			if (depth == 0 && pcc_comment_is_bigsql_hint(body, p - 2))
+				*hinted = true;
+		}
+		else
+			break;
+	}
+	return p;
+}
+
+/*
+ * Is the comment body [body, end) a hint naming bigsql?  It must start with
+ * '+' and carry the word bigsql (any case), so it combines with other
+ * hints of pg_hint_plan in the same comment.
+ */
+bool
+pcc_comment_is_bigsql_hint(const char *body, const char *end)
+{
+	const char *p;
+
+	if (body >= end || *body != '+')
+		return false;
+	for (p = body + 1; p + 6 <= end; p++)
+	{
+		bool		starts = p == body + 1 ||
+			!(isalnum((unsigned char) p[-1]) || p[-1] == '_');
+		bool		ends = p + 6 == end ||
+			!(isalnum((unsigned char) p[6]) || p[6] == '_');
+
+		if (starts && ends && pg_strncasecmp(p, "bigsql", 6) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Does the statement [text + location, +len) carry the bigsql hint? */
+bool
+pcc_text_has_bigsql_hint(const char *text, int location, int len)
+{
+	const char *p;
+	const char *end;
+	bool		hinted = false;
+
+	if (text == NULL)
+		return false;
+	p = text + (location > 0 ? location : 0);
+	end = len > 0 ? p + len : p + strlen(p);
+
+	/* comments before the first token */
+	p = skip_blanks(p, end, &hinted);
+	if (hinted)
+		return true;
+	/* and right after the first keyword */
+	while (p < end && (isalnum((unsigned char) *p) || *p == '_'))
+		p++;
+	skip_blanks(p, end, &hinted);
+	return hinted;
+}
+
+/* Is this a big statement, by hint or by cost? */
+bool
+pcc_statement_is_big(QueryDesc *qd, double cost_threshold)
+{
+	PlannedStmt *ps = qd->plannedstmt;
+
+	if (cost_threshold >= 0 && ps->planTree != NULL &&
+		ps->planTree->total_cost >= cost_threshold)
+		return true;
+	return pcc_text_has_bigsql_hint(qd->sourceText, ps->stmt_location,
+									ps->stmt_len);
+}
+
+/* Does this statement write (see the header comment)? */
+bool
+pcc_statement_writes(QueryDesc *qd)
+{
+	PlannedStmt *ps = qd->plannedstmt;
+	ListCell   *lc;
+
+	if (qd->operation != CMD_SELECT || ps->hasModifyingCTE)
+		return true;
+	if (qd->dest != NULL &&
+		(qd->dest->mydest == DestIntoRel || qd->dest->mydest == DestTransientRel))
+		return true;
+	foreach(lc, ps->rowMarks)
+	{
+		PlanRowMark *rc = lfirst_node(PlanRowMark, lc);
+
+		if (RowMarkRequiresRowShareLock(rc->markType))
+			return true;
+	}
+	return false;
+}

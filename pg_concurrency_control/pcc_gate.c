@@ -1,0 +1,471 @@
+/*-------------------------------------------------------------------------
+ *
+ * pcc_gate.c
+ *	  Admission gates: counting semaphores with a FIFO wait queue.
+ *
+ * Fast path (below the limit, nobody queued): one compare-and-swap to take
+ * a slot and one to give it back.  Slow path: the backend queues under the
+ * gate's spinlock and sleeps on its own latch; a releaser hands its slot
+ * straight to the next waiter chosen by pcc_gate_next_waiter() and sets
+ * that waiter's latch.  See pcc.h for the locking rules.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/interrupt.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "utils/timestamp.h"
+
+#include "pcc.h"
+#include "pcc_compat.h"
+
+#define WAITING_ONE		((uint64) 1 << 32)
+#define RUNNING_MASK	((uint64) PG_UINT32_MAX)
+
+/* Latches are set after the spinlock is released, in batches this big. */
+#define WAKE_BATCH		64
+
+static const char *const gate_names[PCC_NUM_GATES] = {
+	"query", "bigquery", "transaction", "autocommit"
+};
+
+const char *
+pcc_gate_name(PccGateId id)
+{
+	return gate_names[id];
+}
+
+uint32
+pcc_state_running(uint64 state)
+{
+	return (uint32) (state & RUNNING_MASK);
+}
+
+uint32
+pcc_state_waiting(uint64 state)
+{
+	return (uint32) (state >> 32);
+}
+
+/*
+ * Pick the waiter the next free slot goes to.  The one place where the
+ * admission order is decided.  Caller holds the gate mutex.
+ */
+static PccBackend *
+pcc_gate_next_waiter(PccGate *gate, TimestampTz now)
+{
+	PccBackend *oldest;
+	uint32		bound_ms;
+
+	oldest = dlist_head_element(PccBackend, queue_node, &gate->queue);
+	if (pg_atomic_read_u32(&pcc_shared->queue_order) == PCC_ORDER_FIFO)
+		return oldest;
+
+	/* WARM: newest first (its caches are hot), unless the oldest starves. */
+	bound_ms = pg_atomic_read_u32(&pcc_shared->warm_max_wait_ms);
+	if (TimestampDifferenceExceeds(oldest->queue_since, now, (int) bound_ms))
+		return oldest;
+	return dlist_tail_element(PccBackend, queue_node, &gate->queue);
+}
+
+/* Account for a waiter leaving the queue.  Caller holds the gate mutex. */
+static void
+pcc_gate_unqueue(PccGate *gate, PccBackend *be, PccWaitStatus new_status)
+{
+	dlist_delete(&be->queue_node);
+	pg_atomic_fetch_sub_u64(&gate->state, WAITING_ONE);
+	pg_atomic_write_u32(&be->status, new_status);
+}
+
+/*
+ * Hand free slots to waiters while there are both.  A slot is free while
+ * running, minus holders stuck on heavyweight locks, is under the limit.
+ * Fills wake[] with the procnos whose latch the caller must set after
+ * releasing the mutex; returns how many, at most WAKE_BATCH.
+ */
+static int
+pcc_gate_grant_locked(PccGate *gate, int *wake, bool *more)
+{
+	uint32		limit = pg_atomic_read_u32(&gate->limit);
+	uint32		stuck = pg_atomic_read_u32(&gate->stuck);
+	TimestampTz now = 0;
+	int			nwake = 0;
+
+	*more = false;
+	for (;;)
+	{
+		uint64		state = pg_atomic_read_u64(&gate->state);
+		uint32		running = pcc_state_running(state);
+		uint32		counted = running > stuck ? running - stuck : 0;
+		PccBackend *be;
+		uint64		waited_us;
+
+		if (pcc_state_waiting(state) == 0 || counted >= limit)
+			break;
+		if (nwake == WAKE_BATCH)
+		{
+			*more = true;
+			break;
+		}
+		if (now == 0)
+			now = GetCurrentTimestamp();
+
+		be = pcc_gate_next_waiter(gate, now);
+		dlist_delete(&be->queue_node);
+		/* transfer: one more running, one less waiting, in one step */
+		pg_atomic_fetch_add_u64(&gate->state, 1 - WAITING_ONE);
+		pg_atomic_write_u32(&be->status, PCC_WAIT_GRANTED);
+
+		if (running >= limit)
+			gate->escapes++;
+		gate->queued++;
+		waited_us = now > be->queue_since ? now - be->queue_since : 0;
+		gate->total_wait_us += waited_us;
+		if (waited_us > gate->max_wait_us)
+			gate->max_wait_us = waited_us;
+		pg_atomic_fetch_add_u64(&gate->admitted, 1);
+		wake[nwake++] = be - pcc_shared->backends;
+	}
+	return nwake;
+}
+
+static void
+pcc_wake(const int *wake, int nwake)
+{
+	for (int i = 0; i < nwake; i++)
+		SetLatch(&ProcGlobal->allProcs[wake[i]].procLatch);
+}
+
+/* Admit as many waiters as there are free slots (after a reload, say). */
+void
+pcc_gate_grant_waiters(PccGate *gate)
+{
+	int			wake[WAKE_BATCH];
+	int			nwake;
+	bool		more;
+
+	do
+	{
+		SpinLockAcquire(&gate->mutex);
+		nwake = pcc_gate_grant_locked(gate, wake, &more);
+		SpinLockRelease(&gate->mutex);
+		pcc_wake(wake, nwake);
+	} while (more);
+}
+
+/* Fast path: take a slot if one is free and nobody is queued. */
+static inline bool
+pcc_gate_try_fast(PccGate *gate)
+{
+	uint64		state = pg_atomic_read_u64(&gate->state);
+	uint32		limit = pg_atomic_read_u32(&gate->limit);
+
+	while (pcc_state_waiting(state) == 0 && pcc_state_running(state) < limit)
+	{
+		if (pg_atomic_compare_exchange_u64(&gate->state, &state, state + 1))
+		{
+			pg_atomic_fetch_add_u64(&gate->admitted, 1);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Error for a refused admission: queue full or control timeout. */
+static void
+pcc_gate_refuse(PccGateId id, bool queue_full, uint32 waiting, long waited_ms)
+{
+	PccGate    *gate = pcc_gate(id);
+	uint32		limit = pg_atomic_read_u32(&gate->limit);
+	const char *timeout_guc = id == PCC_GATE_BIGQUERY ?
+		"pg_concurrency_control.bigsql_control_timeout" :
+		"pg_concurrency_control.control_timeout";
+
+	if (queue_full)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("too many sessions waiting for the %s gate",
+						pcc_gate_name(id)),
+				 errdetail("The gate admits %u at a time and %u sessions are already queued.",
+						   limit, waiting),
+				 errhint("Retry later, or raise pg_concurrency_control.max_waiters or %s.",
+						 pcc_limit_guc_name(id))));
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+			 errmsg("timed out after %ld ms waiting for the %s gate",
+					waited_ms, pcc_gate_name(id)),
+			 errdetail("The gate admits %u at a time and %u sessions were queued.",
+					   limit, waiting),
+			 errhint("Raise %s or %s, or set %s to TCC_wait.",
+					 pcc_limit_guc_name(id), timeout_guc,
+					 id == PCC_GATE_BIGQUERY ?
+					 "pg_concurrency_control.bigsql_timeout_action" :
+					 "pg_concurrency_control.timeout_action")));
+}
+
+/*
+ * Join the queue, unless a slot is free and nobody is ahead.  Returns true
+ * when the slot was taken on the way.  Errors out when the queue is full.
+ */
+static bool
+pcc_gate_enqueue(PccGateId id, PccGate *gate, PccBackend *me)
+{
+	uint32		max_waiters = pg_atomic_read_u32(&pcc_shared->max_waiters);
+	uint64		state;
+	int			wake[WAKE_BATCH];
+	int			nwake;
+	bool		more;
+
+	SpinLockAcquire(&gate->mutex);
+	state = pg_atomic_read_u64(&gate->state);
+	for (;;)
+	{
+		uint32		limit = pg_atomic_read_u32(&gate->limit);
+		uint32		waiting = pcc_state_waiting(state);
+
+		if (waiting == 0 && pcc_state_running(state) < limit)
+		{
+			if (pg_atomic_compare_exchange_u64(&gate->state, &state, state + 1))
+			{
+				SpinLockRelease(&gate->mutex);
+				pg_atomic_fetch_add_u64(&gate->admitted, 1);
+				return true;
+			}
+			continue;
+		}
+		if (max_waiters > 0 && waiting >= max_waiters)
+		{
+			gate->rejected++;
+			SpinLockRelease(&gate->mutex);
+			pcc_gate_refuse(id, true, waiting, 0);
+		}
+		if (pg_atomic_compare_exchange_u64(&gate->state, &state,
+										   state + WAITING_ONE))
+			break;
+	}
+	me->queue_gate = id;
+	me->queue_since = GetCurrentTimestamp();
+	pg_atomic_write_u32(&me->status, PCC_WAIT_QUEUED);
+	dlist_push_tail(&gate->queue, &me->queue_node);
+	/* a raised limit not yet acted on may leave a slot free: use it */
+	nwake = pcc_gate_grant_locked(gate, wake, &more);
+	SpinLockRelease(&gate->mutex);
+	pcc_wake(wake, nwake);
+	if (more)
+		pcc_gate_grant_waiters(gate);
+	return false;
+}
+
+/*
+ * The control timeout expired.  Returns true if the caller should stop
+ * waiting without a slot; errors out for TCC_rollback.  A slot granted in
+ * the meantime wins over the timeout.
+ */
+static bool
+pcc_gate_timed_out(PccGateId id, PccGate *gate, PccBackend *me,
+				   PccTimeoutAction action, TimestampTz start)
+{
+	uint32		waiting;
+	long		waited_ms;
+
+	SpinLockAcquire(&gate->mutex);
+	if (pg_atomic_read_u32(&me->status) == PCC_WAIT_GRANTED)
+	{
+		SpinLockRelease(&gate->mutex);
+		return false;
+	}
+	gate->timeouts++;
+	if (action == PCC_ACTION_WAIT)
+	{
+		SpinLockRelease(&gate->mutex);
+		return false;
+	}
+	waiting = pcc_state_waiting(pg_atomic_read_u64(&gate->state));
+	pcc_gate_unqueue(gate, me, PCC_WAIT_NONE);
+	me->queue_gate = PCC_NO_GATE;
+	if (action == PCC_ACTION_PROCEED)
+	{
+		gate->overcommitted++;
+		SpinLockRelease(&gate->mutex);
+		return true;
+	}
+	gate->rejected++;
+	SpinLockRelease(&gate->mutex);
+	waited_ms = (long) ((GetCurrentTimestamp() - start) / 1000);
+	pcc_gate_refuse(id, false, waiting, waited_ms);
+	return true;				/* not reached */
+}
+
+/* Sleep on the latch until granted, interrupted or timed out. */
+static PccAdmission
+pcc_gate_wait(PccGateId id, PccGate *gate, PccBackend *me, int timeout_ms,
+			  PccTimeoutAction action)
+{
+	TimestampTz start = me->queue_since;
+	bool		timer = timeout_ms > 0;
+
+	for (;;)
+	{
+		int			events = WL_LATCH_SET | WL_EXIT_ON_PM_DEATH;
+		long		remaining = -1;
+		int			rc;
+
+		if (pg_atomic_read_u32(&me->status) == PCC_WAIT_GRANTED)
+			break;
+		if (timer)
+		{
+			remaining = timeout_ms -
+				(long) ((GetCurrentTimestamp() - start) / 1000);
+			events |= WL_TIMEOUT;
+			if (remaining < 0)
+				remaining = 0;
+		}
+		rc = WaitLatch(MyLatch, events, remaining, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+
+		if (pg_atomic_read_u32(&me->status) == PCC_WAIT_GRANTED)
+			break;
+		if (rc & WL_TIMEOUT)
+		{
+			timer = false;
+			if (pcc_gate_timed_out(id, gate, me, action, start))
+				return PCC_OVERCOMMITTED;
+			continue;
+		}
+		/* a reload may have raised the limit: act on it at once */
+		pcc_gate_grant_waiters(gate);
+	}
+
+	pg_read_barrier();
+	SpinLockAcquire(&gate->mutex);
+	pg_atomic_write_u32(&me->status, PCC_WAIT_NONE);
+	me->queue_gate = PCC_NO_GATE;
+	SpinLockRelease(&gate->mutex);
+	return PCC_ADMITTED;
+}
+
+/*
+ * Take a slot of gate id, waiting in the queue if needed.  Errors out on
+ * cancel, a full queue or a timeout with TCC_rollback; returns
+ * PCC_OVERCOMMITTED for a timeout with TCC_break.
+ */
+PccAdmission
+pcc_gate_acquire(PccGateId id, int timeout_ms, PccTimeoutAction action)
+{
+	PccGate    *gate = pcc_gate(id);
+	PccBackend *me = pcc_my_backend();
+	PccAdmission result;
+
+	if (pcc_gate_try_fast(gate))
+		return PCC_ADMITTED;
+	if (pcc_gate_enqueue(id, gate, me))
+		return PCC_ADMITTED;
+
+	PG_TRY();
+	{
+		result = pcc_gate_wait(id, gate, me, timeout_ms, action);
+	}
+	PG_CATCH();
+	{
+		pcc_gate_abandon_wait();
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	return result;
+}
+
+/* Give a slot back; hand it to the next waiter if there is one. */
+void
+pcc_gate_release(PccGateId id)
+{
+	PccGate    *gate = pcc_gate(id);
+	uint64		state = pg_atomic_read_u64(&gate->state);
+	int			wake[WAKE_BATCH];
+	int			nwake;
+	bool		more;
+
+	pg_atomic_fetch_add_u64(&gate->released, 1);
+	while (pcc_state_waiting(state) == 0)
+	{
+		Assert(pcc_state_running(state) > 0);
+		if (pg_atomic_compare_exchange_u64(&gate->state, &state, state - 1))
+			return;
+	}
+
+	SpinLockAcquire(&gate->mutex);
+	pg_atomic_fetch_sub_u64(&gate->state, 1);
+	nwake = pcc_gate_grant_locked(gate, wake, &more);
+	SpinLockRelease(&gate->mutex);
+	pcc_wake(wake, nwake);
+	if (more)
+		pcc_gate_grant_waiters(gate);
+}
+
+/*
+ * Leave the queue after an error or at exit.  If a slot was granted at the
+ * same moment, it is passed on rather than lost.
+ */
+void
+pcc_gate_abandon_wait(void)
+{
+	PccBackend *me;
+	PccGate    *gate;
+	int			id;
+	bool		granted;
+
+	if (pcc_shared == NULL || MyProc == NULL)
+		return;
+	me = pcc_my_backend();
+	id = me->queue_gate;
+	if (id == PCC_NO_GATE)
+		return;
+	gate = pcc_gate(id);
+
+	SpinLockAcquire(&gate->mutex);
+	granted = pg_atomic_read_u32(&me->status) == PCC_WAIT_GRANTED;
+	if (granted)
+		pg_atomic_write_u32(&me->status, PCC_WAIT_NONE);
+	else if (pg_atomic_read_u32(&me->status) == PCC_WAIT_QUEUED)
+		pcc_gate_unqueue(gate, me, PCC_WAIT_NONE);
+	me->queue_gate = PCC_NO_GATE;
+	SpinLockRelease(&gate->mutex);
+
+	if (granted)
+		pcc_gate_release(id);
+}
+
+/*
+ * Count the holders of gate id that have been blocked on a heavyweight lock
+ * for at least deadlock_timeout.  Such a holder may be waiting for a lock
+ * that a queued backend holds, a deadlock the lock manager cannot see; the
+ * grant logic does not count them against the limit.
+ */
+int
+pcc_gate_count_stuck_holders(PccGateId id, TimestampTz now)
+{
+	int			stuck = 0;
+	uint32		bit = 1U << id;
+
+	for (int i = 0; i < pcc_shared->nbackends; i++)
+	{
+		PccBackend *be = &pcc_shared->backends[i];
+		PGPROC	   *proc;
+		TimestampTz since;
+
+		if ((pg_atomic_read_u32(&be->held) & bit) == 0)
+			continue;
+		proc = &ProcGlobal->allProcs[i];
+		if (proc->waitLock == NULL)
+			continue;
+		since = PCC_PROC_LOCK_WAIT_START(proc);
+		if (since != 0 &&
+			TimestampDifferenceExceeds(since, now, DeadlockTimeout))
+			stuck++;
+	}
+	return stuck;
+}

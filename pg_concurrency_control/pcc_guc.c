@@ -1,0 +1,223 @@
+/*-------------------------------------------------------------------------
+ *
+ * pcc_guc.c
+ *	  Configuration parameters of pg_concurrency_control.
+ *
+ * Parameters that the gates share (limits, enabled, queue settings) are
+ * PGC_SIGHUP and are published into shared memory by their assign hooks.
+ * The postmaster runs those hooks first on a reload, before it signals the
+ * backends, so a waiter woken by the reload already sees the new limit.
+ * Per-session parameters that could let a user dodge a limit (bypass, the
+ * timeouts and their actions, the cost threshold) are PGC_SUSET.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <float.h>
+
+#include "miscadmin.h"
+#include "postmaster/postmaster.h"
+#include "utils/guc.h"
+
+#include "pcc.h"
+#include "pcc_compat.h"
+
+bool		pcc_enabled = true;
+bool		pcc_bypass = false;
+int			pcc_limits[PCC_NUM_GATES] = {64, 8, 64, 64};
+double		pcc_bigquery_cost_threshold = -1;
+int			pcc_control_timeout = 0;
+int			pcc_bigsql_control_timeout = 0;
+int			pcc_timeout_action = PCC_ACTION_ERROR;
+int			pcc_bigsql_timeout_action = PCC_ACTION_ERROR;
+int			pcc_max_waiters = 0;
+int			pcc_queue_order = PCC_ORDER_FIFO;
+int			pcc_warm_max_wait = 1;
+
+static const char *const limit_guc_names[PCC_NUM_GATES] = {
+	"pg_concurrency_control.query_concurrency",
+	"pg_concurrency_control.bigquery_concurrency",
+	"pg_concurrency_control.transaction_concurrency",
+	"pg_concurrency_control.autocommit_concurrency"
+};
+
+/* The RDS module's spellings first-class, with readable aliases. */
+static const struct config_enum_entry timeout_action_options[] = {
+	{"error", PCC_ACTION_ERROR, false},
+	{"proceed", PCC_ACTION_PROCEED, false},
+	{"wait", PCC_ACTION_WAIT, false},
+	{"TCC_rollback", PCC_ACTION_ERROR, false},
+	{"TCC_break", PCC_ACTION_PROCEED, false},
+	{"TCC_wait", PCC_ACTION_WAIT, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry queue_order_options[] = {
+	{"fifo", PCC_ORDER_FIFO, false},
+	{"warm", PCC_ORDER_WARM, false},
+	{NULL, 0, false}
+};
+
+const char *
+pcc_limit_guc_name(PccGateId id)
+{
+	return limit_guc_names[id];
+}
+
+/* Write one gate's effective limit to shared memory. */
+static void
+publish_limit(PccGateId id, int limit, bool enabled)
+{
+	if (pcc_shared == NULL)
+		return;
+	pg_atomic_write_u32(&pcc_gate(id)->limit,
+						(!enabled || limit == 0) ? PCC_UNLIMITED : (uint32) limit);
+}
+
+static void
+assign_query_limit(int newval, void *extra)
+{
+	publish_limit(PCC_GATE_QUERY, newval, pcc_enabled);
+}
+
+static void
+assign_bigquery_limit(int newval, void *extra)
+{
+	publish_limit(PCC_GATE_BIGQUERY, newval, pcc_enabled);
+}
+
+static void
+assign_transaction_limit(int newval, void *extra)
+{
+	publish_limit(PCC_GATE_TRANSACTION, newval, pcc_enabled);
+}
+
+static void
+assign_autocommit_limit(int newval, void *extra)
+{
+	publish_limit(PCC_GATE_AUTOCOMMIT, newval, pcc_enabled);
+}
+
+static void
+assign_enabled(bool newval, void *extra)
+{
+	for (int i = 0; i < PCC_NUM_GATES; i++)
+		publish_limit(i, pcc_limits[i], newval);
+}
+
+static void
+assign_max_waiters(int newval, void *extra)
+{
+	if (pcc_shared)
+		pg_atomic_write_u32(&pcc_shared->max_waiters, (uint32) newval);
+}
+
+static void
+assign_queue_order(int newval, void *extra)
+{
+	if (pcc_shared)
+		pg_atomic_write_u32(&pcc_shared->queue_order, (uint32) newval);
+}
+
+static void
+assign_warm_max_wait(int newval, void *extra)
+{
+	if (pcc_shared)
+		pg_atomic_write_u32(&pcc_shared->warm_max_wait_ms, (uint32) newval);
+}
+
+/* Copy every shared setting into shared memory (at shmem creation). */
+void
+pcc_publish_settings(void)
+{
+	assign_enabled(pcc_enabled, NULL);
+	assign_max_waiters(pcc_max_waiters, NULL);
+	assign_queue_order(pcc_queue_order, NULL);
+	assign_warm_max_wait(pcc_warm_max_wait, NULL);
+}
+
+static void
+define_limit(PccGateId id, const char *desc, GucIntAssignHook hook)
+{
+	DefineCustomIntVariable(limit_guc_names[id], desc,
+							"0 means unlimited.",
+							&pcc_limits[id], pcc_limits[id], 0, MAX_BACKENDS,
+							PGC_SIGHUP, 0, NULL, hook, NULL);
+}
+
+static void
+define_timeout(const char *name, const char *desc, int *var)
+{
+	DefineCustomIntVariable(name, desc,
+							"0 waits without limit (statement_timeout still applies).",
+							var, 0, 0, INT_MAX,
+							PGC_SUSET, GUC_UNIT_MS, NULL, NULL, NULL);
+}
+
+static void
+define_timeout_action(const char *name, const char *desc, int *var)
+{
+	DefineCustomEnumVariable(name, desc,
+							 "error (TCC_rollback) raises an error, proceed (TCC_break) runs without a slot, wait (TCC_wait) keeps waiting.",
+							 var, PCC_ACTION_ERROR, timeout_action_options,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+}
+
+/* Called from _PG_init. */
+void
+pcc_define_gucs(void)
+{
+	DefineCustomBoolVariable("pg_concurrency_control.enabled",
+							 "Turns admission control on or off.",
+							 NULL, &pcc_enabled, true,
+							 PGC_SIGHUP, 0, NULL, assign_enabled, NULL);
+	define_limit(PCC_GATE_QUERY,
+				 "Read-only statements outside a transaction block allowed to run at once.",
+				 assign_query_limit);
+	define_limit(PCC_GATE_BIGQUERY,
+				 "Big statements (hinted /*+bigsql*/ or over the cost threshold) allowed to run at once.",
+				 assign_bigquery_limit);
+	define_limit(PCC_GATE_TRANSACTION,
+				 "Explicit transaction blocks allowed to be open at once.",
+				 assign_transaction_limit);
+	define_limit(PCC_GATE_AUTOCOMMIT,
+				 "Writing statements outside a transaction block allowed to run at once.",
+				 assign_autocommit_limit);
+	DefineCustomRealVariable("pg_concurrency_control.bigquery_cost_threshold",
+							 "Planned total cost from which a statement counts as a big query.",
+							 "-1 disables classification by cost.",
+							 &pcc_bigquery_cost_threshold, -1, -1, DBL_MAX,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+	define_timeout("pg_concurrency_control.control_timeout",
+				   "Longest wait for a query, transaction or autocommit slot.",
+				   &pcc_control_timeout);
+	define_timeout("pg_concurrency_control.bigsql_control_timeout",
+				   "Longest wait for a bigquery slot.",
+				   &pcc_bigsql_control_timeout);
+	define_timeout_action("pg_concurrency_control.timeout_action",
+						  "What happens when control_timeout expires.",
+						  &pcc_timeout_action);
+	define_timeout_action("pg_concurrency_control.bigsql_timeout_action",
+						  "What happens when bigsql_control_timeout expires.",
+						  &pcc_bigsql_timeout_action);
+	DefineCustomIntVariable("pg_concurrency_control.max_waiters",
+							"Longest queue allowed per gate; newcomers beyond it fail at once.",
+							"0 means unbounded.",
+							&pcc_max_waiters, 0, 0, MAX_BACKENDS,
+							PGC_SIGHUP, 0, NULL, assign_max_waiters, NULL);
+	DefineCustomBoolVariable("pg_concurrency_control.bypass",
+							 "Exempts this session from admission control.",
+							 NULL, &pcc_bypass, false,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomEnumVariable("pg_concurrency_control.queue_order",
+							 "Which waiter a freed slot goes to.",
+							 "fifo: the oldest; warm: the newest, unless the oldest has waited warm_max_wait.",
+							 &pcc_queue_order, PCC_ORDER_FIFO, queue_order_options,
+							 PGC_SIGHUP, 0, NULL, assign_queue_order, NULL);
+	DefineCustomIntVariable("pg_concurrency_control.warm_max_wait",
+							"With queue_order = warm, a waiter older than this is admitted first.",
+							NULL, &pcc_warm_max_wait, 1, 0, 3600 * 1000,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, assign_warm_max_wait, NULL);
+	MarkGUCPrefixReserved("pg_concurrency_control");
+}

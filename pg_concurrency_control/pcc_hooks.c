@@ -1,0 +1,484 @@
+/*-------------------------------------------------------------------------
+ *
+ * pcc_hooks.c
+ *	  Where statements meet the gates: module load, executor and utility
+ *	  hooks, transaction callbacks and this backend's slot bookkeeping.
+ *
+ * What takes a slot (top-level statements of client backends only):
+ * - BEGIN / START TRANSACTION takes a transaction slot before the block
+ *   starts; the block keeps it until COMMIT, ROLLBACK, PREPARE TRANSACTION
+ *   or the error that aborts it.  A chained block (COMMIT AND CHAIN) takes
+ *   its slot at its first statement.
+ * - Outside an explicit block, the first statement that reaches the
+ *   executor takes a bigquery, autocommit (writes) or query (reads) slot,
+ *   held until its transaction ends.
+ * - Inside a block, a big statement takes a bigquery slot until its
+ *   executor ends (a cursor: until it is closed).
+ * "Top level" excludes everything run by another statement: functions,
+ * triggers, SPI, DO and CALL bodies, planning-time evaluation, and work
+ * done while committing.  Utility statements take no slot, except that
+ * EXPLAIN ANALYZE, CREATE TABLE AS / SELECT INTO, COPY (query) TO,
+ * DECLARE CURSOR and EXECUTE are gated by the query they run.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/parallel.h"
+#include "access/xact.h"
+#include "executor/executor.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "optimizer/planner.h"
+#include "storage/ipc.h"
+#include "tcop/utility.h"
+#include "utils/memutils.h"
+
+#include "pcc.h"
+#include "pcc_classify.h"
+#include "pcc_compat.h"
+
+PG_MODULE_MAGIC;
+
+/* A bigquery reference held by an open executor inside a block. */
+typedef struct PccStatementSlot
+{
+	QueryDesc  *query;			/* the executor that holds it */
+	int			nest_level;		/* subtransaction it belongs to */
+} PccStatementSlot;
+
+/* Depth of statements run by other statements; 0 at top level. */
+static int	nesting_level = 0;
+
+/* Between pre-commit and commit: deferred triggers, holdable cursors. */
+static bool committing = false;
+
+/* BEGIN was seen and the block has not ended yet. */
+static bool in_explicit_block = false;
+
+/* COMMIT/ROLLBACK AND CHAIN: the next block wants a transaction slot. */
+static bool chain_pending = false;
+static bool want_transaction_slot = false;
+
+/* This transaction went through admission (with or without a slot). */
+static bool transaction_admitted = false;
+
+/* Gate whose slot this transaction holds, or PCC_NO_GATE. */
+static int	transaction_gate = PCC_NO_GATE;
+
+/* Open executors holding the statement-scoped bigquery slot. */
+static List *statement_slots = NIL;
+
+static bool exit_hook_registered = false;
+
+static planner_hook_type prev_planner_hook = NULL;
+static ExecutorStart_hook_type prev_ExecutorStart = NULL;
+static ExecutorRun_hook_type prev_ExecutorRun = NULL;
+static ExecutorFinish_hook_type prev_ExecutorFinish = NULL;
+static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
+static ProcessUtility_hook_type prev_ProcessUtility = NULL;
+
+void		_PG_init(void);
+
+/* Does admission control apply to what this backend is about to run? */
+static bool
+pcc_gating_applies(void)
+{
+	return pcc_shared != NULL && pcc_enabled && !pcc_bypass &&
+		nesting_level == 0 && !committing &&
+		MyBackendType == B_BACKEND && !IsParallelWorker();
+}
+
+/* Release every slot this backend holds: transaction end and exit. */
+static void
+pcc_release_all(void)
+{
+	PccBackend *me;
+	uint32		held;
+
+	list_free_deep(statement_slots);
+	statement_slots = NIL;
+	transaction_gate = PCC_NO_GATE;
+	transaction_admitted = false;
+	if (pcc_shared == NULL || MyProc == NULL)
+		return;
+
+	me = pcc_my_backend();
+	if (pg_atomic_read_u32(&me->held) == 0)
+		return;					/* the common case: nothing to give back */
+	held = pg_atomic_exchange_u32(&me->held, 0);
+	for (int id = 0; id < PCC_NUM_GATES; id++)
+		if (held & (1U << id))
+			pcc_gate_release(id);
+}
+
+/* before_shmem_exit: leave any queue and give every slot back. */
+static void
+pcc_backend_exit(int code, Datum arg)
+{
+	pcc_gate_abandon_wait();
+	pcc_release_all();
+	if (pcc_shared != NULL && MyProc != NULL)
+		pcc_my_backend()->pid = 0;
+}
+
+static void
+pcc_register_backend(void)
+{
+	PccBackend *me = pcc_my_backend();
+
+	pg_atomic_write_u32(&me->held, 0);
+	me->queue_gate = PCC_NO_GATE;
+	me->pid = MyProcPid;
+	before_shmem_exit(pcc_backend_exit, (Datum) 0);
+	exit_hook_registered = true;
+}
+
+/*
+ * Wait for a slot of gate id.  Returns true if one is now held (and
+ * recorded, before anything can interrupt us), false if the control
+ * timeout let us through without one.
+ */
+static bool
+pcc_take_slot(PccGateId id)
+{
+	bool		big = id == PCC_GATE_BIGQUERY;
+	PccBackend *me;
+
+	if (!exit_hook_registered)
+		pcc_register_backend();
+	if (pcc_gate_acquire(id,
+						 big ? pcc_bigsql_control_timeout : pcc_control_timeout,
+						 big ? pcc_bigsql_timeout_action : pcc_timeout_action)
+		!= PCC_ADMITTED)
+		return false;
+
+	me = pcc_my_backend();
+	me->held_since[id] = GetCurrentStatementStartTimestamp();
+	pg_atomic_fetch_or_u32(&me->held, 1U << id);
+	return true;
+}
+
+static void
+pcc_give_slot(PccGateId id)
+{
+	pg_atomic_fetch_and_u32(&pcc_my_backend()->held, ~(1U << id));
+	pcc_gate_release(id);
+}
+
+/* Admission for a whole transaction, in the given gate. */
+static void
+pcc_admit_transaction(PccGateId id)
+{
+	if (pcc_take_slot(id))
+		transaction_gate = id;
+	transaction_admitted = true;
+}
+
+/* A big statement inside a block: a bigquery slot while its executor lives. */
+static void
+pcc_admit_big_statement(QueryDesc *qd)
+{
+	PccStatementSlot *slot;
+	MemoryContext old;
+
+	if (transaction_gate == PCC_GATE_BIGQUERY)
+		return;
+	/* one slot per backend, shared by its open big cursors */
+	if (statement_slots == NIL && !pcc_take_slot(PCC_GATE_BIGQUERY))
+		return;
+
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	slot = palloc(sizeof(PccStatementSlot));
+	slot->query = qd;
+	slot->nest_level = GetCurrentTransactionNestLevel();
+	statement_slots = lappend(statement_slots, slot);
+	MemoryContextSwitchTo(old);
+}
+
+/* Drop statement slots matching qd, or all of nest_level and deeper. */
+static void
+pcc_drop_statement_slots(QueryDesc *qd, int nest_level)
+{
+	ListCell   *lc;
+
+	foreach(lc, statement_slots)
+	{
+		PccStatementSlot *slot = lfirst(lc);
+
+		if (qd ? slot->query == qd : slot->nest_level >= nest_level)
+		{
+			statement_slots = foreach_delete_current(statement_slots, lc);
+			pfree(slot);
+		}
+	}
+	if (statement_slots == NIL &&
+		(pg_atomic_read_u32(&pcc_my_backend()->held) & (1U << PCC_GATE_BIGQUERY)) &&
+		transaction_gate != PCC_GATE_BIGQUERY)
+		pcc_give_slot(PCC_GATE_BIGQUERY);
+}
+
+/* Decide and take what a top-level statement needs before it runs. */
+static void
+pcc_admit_statement(QueryDesc *qd)
+{
+	bool		big = pcc_statement_is_big(qd, pcc_bigquery_cost_threshold);
+
+	if (in_explicit_block)
+	{
+		if (want_transaction_slot)
+		{
+			want_transaction_slot = false;
+			pcc_admit_transaction(PCC_GATE_TRANSACTION);
+		}
+		if (big)
+			pcc_admit_big_statement(qd);
+		return;
+	}
+	if (transaction_admitted)
+		return;
+	pcc_admit_transaction(big ? PCC_GATE_BIGQUERY :
+						  pcc_statement_writes(qd) ? PCC_GATE_AUTOCOMMIT :
+						  PCC_GATE_QUERY);
+}
+
+/* planner_hook: functions evaluated while planning are not top level. */
+static PlannedStmt *
+pcc_planner(Query *parse, const char *query_string, int cursorOptions,
+			ParamListInfo boundParams)
+{
+	PlannedStmt *result;
+
+	nesting_level++;
+	PG_TRY();
+	{
+		if (prev_planner_hook)
+			result = prev_planner_hook(parse, query_string, cursorOptions,
+									   boundParams);
+		else
+			result = standard_planner(parse, query_string, cursorOptions,
+									  boundParams);
+	}
+	PG_FINALLY();
+	{
+		nesting_level--;
+	}
+	PG_END_TRY();
+	return result;
+}
+
+/* ExecutorStart_hook: admission happens here, once the plan is known. */
+static void
+pcc_ExecutorStart(QueryDesc *queryDesc, int eflags)
+{
+	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) == 0 && pcc_gating_applies())
+		pcc_admit_statement(queryDesc);
+
+	if (prev_ExecutorStart)
+		prev_ExecutorStart(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+}
+
+/* ExecutorRun_hook: what runs inside is nested. */
+static void
+pcc_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction, uint64 count,
+				bool execute_once)
+{
+	nesting_level++;
+	PG_TRY();
+	{
+		if (prev_ExecutorRun)
+			prev_ExecutorRun(queryDesc, direction, count, execute_once);
+		else
+			standard_ExecutorRun(queryDesc, direction, count, execute_once);
+	}
+	PG_FINALLY();
+	{
+		nesting_level--;
+	}
+	PG_END_TRY();
+}
+
+/* ExecutorFinish_hook: AFTER triggers are nested too. */
+static void
+pcc_ExecutorFinish(QueryDesc *queryDesc)
+{
+	nesting_level++;
+	PG_TRY();
+	{
+		if (prev_ExecutorFinish)
+			prev_ExecutorFinish(queryDesc);
+		else
+			standard_ExecutorFinish(queryDesc);
+	}
+	PG_FINALLY();
+	{
+		nesting_level--;
+	}
+	PG_END_TRY();
+}
+
+/* ExecutorEnd_hook: a big statement in a block gives its slot back. */
+static void
+pcc_ExecutorEnd(QueryDesc *queryDesc)
+{
+	if (statement_slots != NIL)
+		pcc_drop_statement_slots(queryDesc, 0);
+
+	if (prev_ExecutorEnd)
+		prev_ExecutorEnd(queryDesc);
+	else
+		standard_ExecutorEnd(queryDesc);
+}
+
+/* Utility statements whose executor run is gated as a top-level query. */
+static bool
+pcc_utility_runs_query(Node *stmt)
+{
+	switch (nodeTag(stmt))
+	{
+		case T_ExplainStmt:
+		case T_CreateTableAsStmt:
+		case T_DeclareCursorStmt:
+		case T_ExecuteStmt:
+			return true;
+		case T_CopyStmt:
+			return ((CopyStmt *) stmt)->query != NULL;
+		default:
+			return false;
+	}
+}
+
+/* BEGIN, START TRANSACTION and the AND CHAIN variants. */
+static void
+pcc_transaction_statement(TransactionStmt *stmt)
+{
+	switch (stmt->kind)
+	{
+		case TRANS_STMT_BEGIN:
+		case TRANS_STMT_START:
+			if (in_explicit_block)
+				break;			/* only a warning: already in a block */
+			if (pcc_gating_applies() && !transaction_admitted)
+				pcc_admit_transaction(PCC_GATE_TRANSACTION);
+			in_explicit_block = true;
+			break;
+		case TRANS_STMT_COMMIT:
+		case TRANS_STMT_ROLLBACK:
+			chain_pending = stmt->chain && in_explicit_block;
+			break;
+		default:
+			break;
+	}
+}
+
+/* ProcessUtility_hook: transaction control and nesting. */
+static void
+pcc_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
+				   PCC_UTILITY_READONLY_PARAM
+				   ProcessUtilityContext context, ParamListInfo params,
+				   QueryEnvironment *queryEnv, DestReceiver *dest,
+				   QueryCompletion *qc)
+{
+	Node	   *stmt = pstmt->utilityStmt;
+	bool		top = context == PROCESS_UTILITY_TOPLEVEL && nesting_level == 0;
+	volatile bool nested = !(top && pcc_utility_runs_query(stmt));
+
+	if (top && IsA(stmt, TransactionStmt))
+		pcc_transaction_statement((TransactionStmt *) stmt);
+
+	if (nested)
+		nesting_level++;
+	PG_TRY();
+	{
+		if (prev_ProcessUtility)
+			prev_ProcessUtility(pstmt, queryString, PCC_UTILITY_READONLY_ARG
+								context, params, queryEnv, dest, qc);
+		else
+			standard_ProcessUtility(pstmt, queryString, PCC_UTILITY_READONLY_ARG
+									context, params, queryEnv, dest, qc);
+	}
+	PG_FINALLY();
+	{
+		if (nested)
+			nesting_level--;
+	}
+	PG_END_TRY();
+}
+
+/* Transaction end releases the transaction's and its statements' slots. */
+static void
+pcc_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
+			committing = true;
+			break;
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PREPARE:
+			committing = false;
+			pcc_release_all();
+			in_explicit_block = chain_pending;
+			want_transaction_slot = chain_pending;
+			chain_pending = false;
+			break;
+		default:
+			break;
+	}
+}
+
+/* A failed or released subtransaction takes its statement slots along. */
+static void
+pcc_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					 SubTransactionId parentSubid, void *arg)
+{
+	int			level = GetCurrentTransactionNestLevel();
+	ListCell   *lc;
+
+	if (statement_slots == NIL)
+		return;
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		pcc_drop_statement_slots(NULL, level);
+	else if (event == SUBXACT_EVENT_COMMIT_SUB)
+	{
+		foreach(lc, statement_slots)
+		{
+			PccStatementSlot *slot = lfirst(lc);
+
+			if (slot->nest_level >= level)
+				slot->nest_level = level - 1;
+		}
+	}
+}
+
+/* Module load: only via shared_preload_libraries does anything happen. */
+void
+_PG_init(void)
+{
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+	pcc_define_gucs();
+	pcc_shmem_install_hooks();
+	pcc_register_watchdog();
+
+	prev_planner_hook = planner_hook;
+	planner_hook = pcc_planner;
+	prev_ExecutorStart = ExecutorStart_hook;
+	ExecutorStart_hook = pcc_ExecutorStart;
+	prev_ExecutorRun = ExecutorRun_hook;
+	ExecutorRun_hook = pcc_ExecutorRun;
+	prev_ExecutorFinish = ExecutorFinish_hook;
+	ExecutorFinish_hook = pcc_ExecutorFinish;
+	prev_ExecutorEnd = ExecutorEnd_hook;
+	ExecutorEnd_hook = pcc_ExecutorEnd;
+	prev_ProcessUtility = ProcessUtility_hook;
+	ProcessUtility_hook = pcc_ProcessUtility;
+
+	RegisterXactCallback(pcc_xact_callback, NULL);
+	RegisterSubXactCallback(pcc_subxact_callback, NULL);
+}

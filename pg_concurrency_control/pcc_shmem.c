@@ -1,0 +1,140 @@
+/*-------------------------------------------------------------------------
+ *
+ * pcc_shmem.c
+ *	  Allocation and initialisation of the shared gate state.
+ *
+ * The state lives in PostgreSQL's main shared memory segment, which is
+ * mapped at the same address in every backend, so the gate queues are
+ * plain dlists of pointers.  A crash-restart of the postmaster recreates
+ * the segment and with it clean counters.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+
+#include "pcc.h"
+#include "pcc_compat.h"
+
+PccShared  *pcc_shared = NULL;
+
+#ifdef PCC_HAVE_SHMEM_REQUEST_HOOK
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+#endif
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/* Entries for every PGPROC a client backend can have. */
+static int
+pcc_backend_slots(void)
+{
+	return MaxBackends + NUM_AUXILIARY_PROCS;
+}
+
+static Size
+pcc_shmem_size(void)
+{
+	return add_size(offsetof(PccShared, backends),
+					mul_size(pcc_backend_slots(), sizeof(PccBackend)));
+}
+
+/* shmem_request_hook: reserve our segment. */
+static void
+pcc_shmem_request(void)
+{
+#ifdef PCC_HAVE_SHMEM_REQUEST_HOOK
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+#endif
+	RequestAddinShmemSpace(pcc_shmem_size());
+}
+
+/* shmem_startup_hook: create the state, or attach to it. */
+static void
+pcc_shmem_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	pcc_shared = ShmemInitStruct("pg_concurrency_control",
+								 pcc_shmem_size(), &found);
+	if (!found)
+	{
+		TimestampTz now = GetCurrentTimestamp();
+
+		memset(pcc_shared, 0, pcc_shmem_size());
+		for (int i = 0; i < PCC_NUM_GATES; i++)
+		{
+			PccGate    *gate = &pcc_shared->gates[i].gate;
+
+			pg_atomic_init_u64(&gate->state, 0);
+			pg_atomic_init_u32(&gate->limit, PCC_UNLIMITED);
+			pg_atomic_init_u32(&gate->stuck, 0);
+			pg_atomic_init_u64(&gate->admitted, 0);
+			pg_atomic_init_u64(&gate->released, 0);
+			SpinLockInit(&gate->mutex);
+			dlist_init(&gate->queue);
+			gate->reset_time = now;
+		}
+		pg_atomic_init_u32(&pcc_shared->max_waiters, 0);
+		pg_atomic_init_u32(&pcc_shared->queue_order, PCC_ORDER_FIFO);
+		pg_atomic_init_u32(&pcc_shared->warm_max_wait_ms, 0);
+		pcc_shared->nbackends = pcc_backend_slots();
+		for (int i = 0; i < pcc_shared->nbackends; i++)
+		{
+			PccBackend *be = &pcc_shared->backends[i];
+
+			pg_atomic_init_u32(&be->status, PCC_WAIT_NONE);
+			pg_atomic_init_u32(&be->held, 0);
+			be->queue_gate = PCC_NO_GATE;
+		}
+	}
+	LWLockRelease(AddinShmemInitLock);
+
+	/* Limits come from the GUCs as this process sees them now. */
+	pcc_publish_settings();
+}
+
+/* Called from _PG_init when loaded via shared_preload_libraries. */
+void
+pcc_shmem_install_hooks(void)
+{
+#ifdef PCC_HAVE_SHMEM_REQUEST_HOOK
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = pcc_shmem_request;
+#else
+	pcc_shmem_request();
+#endif
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = pcc_shmem_startup;
+}
+
+PccGate *
+pcc_gate(PccGateId id)
+{
+	return &pcc_shared->gates[id].gate;
+}
+
+/* This backend's shared entry. */
+PccBackend *
+pcc_my_backend(void)
+{
+	return &pcc_shared->backends[PCC_MY_PROCNO()];
+}
+
+/* SQL functions call this first: without the preload there is no state. */
+void
+pcc_require_shared(void)
+{
+	if (pcc_shared == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pg_concurrency_control must be loaded via shared_preload_libraries"),
+				 errhint("Add pg_concurrency_control to shared_preload_libraries in postgresql.conf and restart the server.")));
+}

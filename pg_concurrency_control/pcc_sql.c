@@ -1,0 +1,255 @@
+/*-------------------------------------------------------------------------
+ *
+ * pcc_sql.c
+ *	  SQL interface: status, backends, reset and the consistency check.
+ *
+ * Gating works without CREATE EXTENSION; only these functions need it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+#include "pcc.h"
+
+PG_FUNCTION_INFO_V1(pg_concurrency_control_status);
+PG_FUNCTION_INFO_V1(pg_concurrency_control_backends);
+PG_FUNCTION_INFO_V1(pg_concurrency_control_reset);
+PG_FUNCTION_INFO_V1(pg_concurrency_control_check);
+
+#define STATUS_COLS		15
+#define BACKENDS_COLS	4
+#define CHECK_COLS		2
+
+/* A gate's numbers, copied out under its mutex. */
+typedef struct GateSnapshot
+{
+	uint32		limit;
+	uint32		running;
+	uint32		waiting;
+	uint32		stuck;
+	uint64		admitted;
+	uint64		released;
+	uint64		queued;
+	uint64		timeouts;
+	uint64		rejected;
+	uint64		overcommitted;
+	uint64		escapes;
+	uint64		total_wait_us;
+	uint64		max_wait_us;
+	uint64		admitted_at_reset;
+	TimestampTz reset_time;
+	int			queue_length;
+	bool		queue_consistent;
+} GateSnapshot;
+
+static void
+snapshot_gate(PccGateId id, GateSnapshot *s)
+{
+	PccGate    *gate = pcc_gate(id);
+	uint64		state;
+	dlist_iter	iter;
+
+	SpinLockAcquire(&gate->mutex);
+	state = pg_atomic_read_u64(&gate->state);
+	s->limit = pg_atomic_read_u32(&gate->limit);
+	s->running = pcc_state_running(state);
+	s->waiting = pcc_state_waiting(state);
+	s->stuck = pg_atomic_read_u32(&gate->stuck);
+	s->admitted = pg_atomic_read_u64(&gate->admitted);
+	s->released = pg_atomic_read_u64(&gate->released);
+	s->queued = gate->queued;
+	s->timeouts = gate->timeouts;
+	s->rejected = gate->rejected;
+	s->overcommitted = gate->overcommitted;
+	s->escapes = gate->escapes;
+	s->total_wait_us = gate->total_wait_us;
+	s->max_wait_us = gate->max_wait_us;
+	s->admitted_at_reset = gate->admitted_at_reset;
+	s->reset_time = gate->reset_time;
+	s->queue_length = 0;
+	s->queue_consistent = true;
+	dlist_foreach(iter, &gate->queue)
+	{
+		PccBackend *be = dlist_container(PccBackend, queue_node, iter.cur);
+
+		s->queue_length++;
+		if (be->queue_gate != (int) id ||
+			pg_atomic_read_u32(&be->status) != PCC_WAIT_QUEUED)
+			s->queue_consistent = false;
+	}
+	SpinLockRelease(&gate->mutex);
+}
+
+/* pg_concurrency_control_status(): one row per gate. */
+Datum
+pg_concurrency_control_status(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	pcc_require_shared();
+	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != STATUS_COLS)
+		elog(ERROR, "incorrect number of output arguments");
+
+	for (int id = 0; id < PCC_NUM_GATES; id++)
+	{
+		GateSnapshot s;
+		Datum		values[STATUS_COLS];
+		bool		nulls[STATUS_COLS] = {0};
+		int			i = 0;
+
+		snapshot_gate(id, &s);
+		values[i++] = CStringGetTextDatum(pcc_gate_name(id));
+		values[i++] = Int32GetDatum(s.limit == PCC_UNLIMITED ? 0 : (int32) s.limit);
+		values[i++] = Int32GetDatum((int32) s.running);
+		values[i++] = Int32GetDatum((int32) s.waiting);
+		values[i++] = Int64GetDatum((int64) (s.admitted - s.admitted_at_reset));
+		values[i++] = Int64GetDatum((int64) s.queued);
+		values[i++] = Int64GetDatum((int64) s.timeouts);
+		values[i++] = Int64GetDatum((int64) s.rejected);
+		values[i++] = Int64GetDatum((int64) s.overcommitted);
+		values[i++] = Int64GetDatum((int64) s.escapes);
+		values[i++] = Int32GetDatum((int32) s.stuck);
+		values[i++] = Float8GetDatum(s.total_wait_us / 1000.0);
+		values[i++] = Float8GetDatum(s.max_wait_us / 1000.0);
+		values[i++] = Float8GetDatum(s.queued > 0 ?
+									 s.total_wait_us / 1000.0 / s.queued : 0.0);
+		values[i++] = TimestampTzGetDatum(s.reset_time);
+		Assert(i == STATUS_COLS);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+static void
+put_backend_row(ReturnSetInfo *rsinfo, int pid, PccGateId id,
+				const char *state, TimestampTz since)
+{
+	Datum		values[BACKENDS_COLS];
+	bool		nulls[BACKENDS_COLS] = {0};
+
+	values[0] = Int32GetDatum(pid);
+	values[1] = CStringGetTextDatum(pcc_gate_name(id));
+	values[2] = CStringGetTextDatum(state);
+	values[3] = TimestampTzGetDatum(since);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/* pg_concurrency_control_backends(): who holds or waits for a slot. */
+Datum
+pg_concurrency_control_backends(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	pcc_require_shared();
+	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != BACKENDS_COLS)
+		elog(ERROR, "incorrect number of output arguments");
+
+	for (int i = 0; i < pcc_shared->nbackends; i++)
+	{
+		PccBackend *be = &pcc_shared->backends[i];
+		int			pid = be->pid;
+		uint32		held;
+		int			queue_gate;
+
+		if (pid == 0)
+			continue;
+		held = pg_atomic_read_u32(&be->held);
+		for (int id = 0; id < PCC_NUM_GATES; id++)
+			if (held & (1U << id))
+				put_backend_row(rsinfo, pid, id, "running", be->held_since[id]);
+		queue_gate = be->queue_gate;
+		if (queue_gate != PCC_NO_GATE &&
+			pg_atomic_read_u32(&be->status) == PCC_WAIT_QUEUED)
+			put_backend_row(rsinfo, pid, queue_gate, "waiting", be->queue_since);
+	}
+	return (Datum) 0;
+}
+
+/* pg_concurrency_control_reset(): zero the totals (not running/waiting). */
+Datum
+pg_concurrency_control_reset(PG_FUNCTION_ARGS)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	pcc_require_shared();
+	for (int id = 0; id < PCC_NUM_GATES; id++)
+	{
+		PccGate    *gate = pcc_gate(id);
+
+		SpinLockAcquire(&gate->mutex);
+		gate->admitted_at_reset = pg_atomic_read_u64(&gate->admitted);
+		gate->queued = 0;
+		gate->timeouts = 0;
+		gate->rejected = 0;
+		gate->overcommitted = 0;
+		gate->escapes = 0;
+		gate->total_wait_us = 0;
+		gate->max_wait_us = 0;
+		gate->reset_time = now;
+		SpinLockRelease(&gate->mutex);
+	}
+	PG_RETURN_VOID();
+}
+
+static void
+put_problem(ReturnSetInfo *rsinfo, PccGateId id, const char *problem)
+{
+	Datum		values[CHECK_COLS];
+	bool		nulls[CHECK_COLS] = {0};
+
+	values[0] = CStringGetTextDatum(pcc_gate_name(id));
+	values[1] = CStringGetTextDatum(problem);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/*
+ * pg_concurrency_control_check(): one row per broken invariant, none when
+ * all is well.  The queue checks hold at any moment; the counting checks
+ * compare numbers updated one after the other, so they are exact only
+ * while no session is being admitted or released.
+ */
+Datum
+pg_concurrency_control_check(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	pcc_require_shared();
+	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != CHECK_COLS)
+		elog(ERROR, "incorrect number of output arguments");
+
+	for (int id = 0; id < PCC_NUM_GATES; id++)
+	{
+		GateSnapshot s;
+		uint32		holders = 0;
+
+		snapshot_gate(id, &s);
+		for (int i = 0; i < pcc_shared->nbackends; i++)
+			if (pg_atomic_read_u32(&pcc_shared->backends[i].held) & (1U << id))
+				holders++;
+
+		if (s.queue_length != (int) s.waiting)
+			put_problem(rsinfo, id, psprintf("queue holds %d backends but waiting is %u",
+											 s.queue_length, s.waiting));
+		if (!s.queue_consistent)
+			put_problem(rsinfo, id, "a queued backend is not marked as queued on this gate");
+		if (holders != s.running)
+			put_problem(rsinfo, id, psprintf("%u backends hold a slot but running is %u",
+											 holders, s.running));
+		if (s.admitted - s.released != s.running)
+			put_problem(rsinfo, id, psprintf("admitted - released = " UINT64_FORMAT " but running is %u",
+											 s.admitted - s.released, s.running));
+		if (s.waiting > 0 && s.limit != PCC_UNLIMITED &&
+			s.running - Min(s.running, s.stuck) < s.limit)
+			put_problem(rsinfo, id, psprintf("%u waiting while only %u of %u slots are in use",
+											 s.waiting, s.running, s.limit));
+	}
+	return (Datum) 0;
+}

@@ -1,0 +1,37 @@
+-- Every parameter exists with its documented default and unit.
+SELECT name, setting, unit, context, vartype, min_val, max_val
+  FROM pg_settings WHERE name LIKE 'pg_concurrency_control.%' ORDER BY name;
+SELECT enumvals FROM pg_settings
+ WHERE name = 'pg_concurrency_control.timeout_action';
+-- Limits are server-wide: a session cannot change them.
+SET pg_concurrency_control.query_concurrency = 10;
+SET pg_concurrency_control.enabled = off;
+-- Session settings accept units and the RDS spellings.
+SET pg_concurrency_control.control_timeout = '2s';
+SHOW pg_concurrency_control.control_timeout;
+SET pg_concurrency_control.timeout_action = 'TCC_break';
+SHOW pg_concurrency_control.timeout_action;
+SET pg_concurrency_control.timeout_action = 'tcc_wait';
+SHOW pg_concurrency_control.timeout_action;
+SET pg_concurrency_control.bigsql_timeout_action = 'TCC_rollback';
+SHOW pg_concurrency_control.bigsql_timeout_action;
+-- Bad values are rejected and the old value kept.
+SET pg_concurrency_control.control_timeout = -1;
+SET pg_concurrency_control.control_timeout = 'soon';
+SHOW pg_concurrency_control.control_timeout;
+SET pg_concurrency_control.timeout_action = 'TCC_retry';
+SET pg_concurrency_control.bigquery_cost_threshold = -2;
+SET pg_concurrency_control.bypass = 'maybe';
+-- The prefix is reserved: a typo is an error, not a silent placeholder.
+SET pg_concurrency_control.query_concurency = 5;
+RESET ALL;
+-- Ordinary users cannot set the superuser parameters.
+CREATE ROLE pcc_user;
+SET ROLE pcc_user;
+SET pg_concurrency_control.bypass = on;
+SET pg_concurrency_control.control_timeout = '1ms';
+SET pg_concurrency_control.timeout_action = 'proceed';
+SET pg_concurrency_control.bigquery_cost_threshold = 1e9;
+SELECT pg_concurrency_control_reset();
+RESET ROLE;
+DROP ROLE pcc_user;

@@ -1,0 +1,18 @@
+-- The status functions, reset, privileges, and dropping the extension.
+SELECT pg_concurrency_control_reset();
+SELECT gate, admitted, queued, timeouts, rejected, overcommitted,
+       lock_escapes, total_wait_ms, max_wait_ms
+  FROM pg_concurrency_control ORDER BY gate;
+SELECT stats_reset > now() - interval '1 minute' AS recent
+  FROM pg_concurrency_control LIMIT 1;
+SELECT count(*) AS own_rows FROM pg_concurrency_control_backends()
+ WHERE pid = pg_backend_pid();
+-- An ordinary user may look but not reset.
+CREATE ROLE pcc_reader;
+SET ROLE pcc_reader;
+SELECT count(*) FROM pg_concurrency_control;
+SELECT count(*) >= 1 AS sees_itself FROM pg_concurrency_control_backends();
+SELECT pg_concurrency_control_reset();
+RESET ROLE;
+DROP ROLE pcc_reader;
+DROP EXTENSION pg_concurrency_control;

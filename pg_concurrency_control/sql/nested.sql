@@ -1,0 +1,71 @@
+-- Only top-level statements are gated: what a statement runs inside it
+-- (functions, triggers, DO bodies, planning-time evaluation) takes no
+-- slot of its own.
+CREATE TABLE pcc_n (id int PRIMARY KEY, v int);
+CREATE TABLE pcc_log (id int, v int);
+INSERT INTO pcc_n VALUES (1, 0);
+CREATE FUNCTION pcc_bump(n int) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1..n LOOP
+    UPDATE pcc_n SET v = v + 1 WHERE id = 1;
+  END LOOP;
+  RETURN (SELECT v FROM pcc_n WHERE id = 1);
+END $$;
+CREATE FUNCTION pcc_sql_read() RETURNS bigint LANGUAGE sql IMMUTABLE AS
+  $$ SELECT count(*) FROM generate_series(1, 3) $$;
+CREATE FUNCTION pcc_log_it() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO pcc_log VALUES (NEW.id, NEW.v);
+  PERFORM count(*) FROM pcc_log;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER pcc_n_log AFTER UPDATE ON pcc_n
+  FOR EACH ROW EXECUTE FUNCTION pcc_log_it();
+CREATE FUNCTION pcc_admitted() RETURNS TABLE (gate text, admitted bigint)
+LANGUAGE sql AS $$
+  SELECT gate, admitted FROM pg_concurrency_control
+   WHERE admitted > 0 ORDER BY gate
+$$;
+-- one query slot for the call, none for the three updates or triggers
+SELECT pg_concurrency_control_reset();
+SELECT pcc_bump(3);
+SELECT * FROM pcc_admitted();
+-- evaluated by the planner: no admission of its own
+SELECT pg_concurrency_control_reset();
+SELECT pcc_sql_read() + 0 AS folded;
+SELECT * FROM pcc_admitted();
+-- a DO block is a utility statement: its statements are not gated
+SELECT pg_concurrency_control_reset();
+DO $$ BEGIN PERFORM pcc_bump(2); UPDATE pcc_n SET v = 0; END $$;
+SELECT * FROM pcc_admitted();
+-- bypass: nothing is gated for this session
+SET pg_concurrency_control.bypass = on;
+SELECT pg_concurrency_control_reset();
+UPDATE pcc_n SET v = 1;
+BEGIN;
+SELECT /*+bigsql*/ 1 AS big;
+COMMIT;
+RESET pg_concurrency_control.bypass;
+SELECT * FROM pcc_admitted();
+-- a cursor holds its bigquery slot until closed, then gives it back
+SELECT pg_concurrency_control_reset();
+BEGIN;
+/*+bigsql*/ DECLARE c CURSOR FOR SELECT g FROM generate_series(1, 3) g;
+FETCH 1 FROM c;
+SELECT gate, running FROM pg_concurrency_control WHERE gate = 'bigquery';
+CLOSE c;
+SELECT gate, running FROM pg_concurrency_control WHERE gate = 'bigquery';
+-- an error in a savepoint releases the statement slot, not the block's
+SAVEPOINT s;
+SELECT /*+bigsql*/ 1/0;
+ROLLBACK TO SAVEPOINT s;
+SELECT gate, running FROM pg_concurrency_control
+ WHERE gate IN ('bigquery', 'transaction') ORDER BY gate;
+COMMIT;
+-- PREPARE TRANSACTION frees the slot; COMMIT PREPARED needs none
+BEGIN;
+UPDATE pcc_n SET v = 7;
+PREPARE TRANSACTION 'pcc_gid';
+SELECT gate, running FROM pg_concurrency_control WHERE gate = 'transaction';
+COMMIT PREPARED 'pcc_gid';
+SELECT * FROM pg_concurrency_control_check();

@@ -1,0 +1,9 @@
+-- The module is preloaded by the test configuration; the SQL interface
+-- comes with the extension.
+CREATE EXTENSION pg_concurrency_control;
+SELECT gate, max_concurrency FROM pg_concurrency_control ORDER BY gate;
+SELECT * FROM pg_concurrency_control_check();
+-- This session runs the query, so exactly one query slot is in use.
+SELECT gate, running, waiting FROM pg_concurrency_control ORDER BY gate;
+SELECT gate, state FROM pg_concurrency_control_backends()
+ WHERE pid = pg_backend_pid() ORDER BY gate;

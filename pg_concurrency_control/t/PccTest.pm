@@ -1,0 +1,128 @@
+# Helpers shared by the TAP tests of pg_concurrency_control.
+package PccTest;
+
+use strict;
+use warnings;
+use Exporter 'import';
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+our @EXPORT = qw(pcc_node pcc_reload session send_sql finish gate_value
+  wait_gate wait_until no_problems backend_pid);
+
+# A started node with the module preloaded and the extension created.
+# Extra settings come as a list of lines for postgresql.conf.
+sub pcc_node
+{
+	my ($name, @conf) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	$node->append_conf('postgresql.conf',
+		join("\n",
+			"shared_preload_libraries = 'pg_concurrency_control'",
+			"max_connections = 60",
+			"max_prepared_transactions = 4",
+			"log_min_messages = warning",
+			@conf));
+	$node->start;
+	# monitoring queries run in their own database, which is never gated
+	$node->safe_psql('postgres', 'CREATE EXTENSION pg_concurrency_control');
+	$node->safe_psql('postgres', 'CREATE DATABASE pccmon');
+	$node->safe_psql('postgres',
+		'ALTER DATABASE pccmon SET pg_concurrency_control.bypass = on');
+	$node->safe_psql('pccmon', 'CREATE EXTENSION pg_concurrency_control');
+	return $node;
+}
+
+# Change settings and wait until the postmaster has applied them; a new
+# session then sees the new values.
+sub pcc_reload
+{
+	my ($node, %set) = @_;
+	$node->append_conf('postgresql.conf',
+		join("\n", map { "pg_concurrency_control.$_ = '$set{$_}'" } sort keys %set));
+	$node->reload;
+	for my $name (sort keys %set)
+	{
+		$node->poll_query_until('postgres',
+			"SELECT current_setting('pg_concurrency_control.$name') = '$set{$name}'"
+			  . " OR current_setting('pg_concurrency_control.$name')::text = '$set{$name}'")
+		  or die "setting $name was not applied";
+	}
+}
+
+# A psql session that keeps going after errors.
+sub session
+{
+	my ($node) = @_;
+	return $node->background_psql('postgres', on_error_stop => 0);
+}
+
+# Send SQL without waiting for it to finish.
+sub send_sql
+{
+	my ($s, $sql) = @_;
+	$s->{stdin} .= "$sql\n";
+	$s->{run}->pump_nb;
+}
+
+# Wait until everything sent so far has run; returns its output and
+# clears the session's error output.
+sub finish
+{
+	my ($s) = @_;
+	my $out = $s->query("SELECT 'finished'");
+	my $err = $s->{stderr};
+	$s->{stderr} = '';
+	return wantarray ? ($out, $err) : $out;
+}
+
+sub backend_pid
+{
+	my ($s) = @_;
+	return $s->query_safe('SELECT pg_backend_pid()');
+}
+
+# One column of a gate's status row.
+sub gate_value
+{
+	my ($node, $gate, $column) = @_;
+	return $node->safe_psql('pccmon',
+		"SELECT $column FROM pg_concurrency_control WHERE gate = '$gate'");
+}
+
+# Wait until a status column reaches a value.
+sub wait_gate
+{
+	my ($node, $gate, $column, $value) = @_;
+	return $node->poll_query_until('pccmon',
+		"SELECT $column FROM pg_concurrency_control WHERE gate = '$gate'",
+		$value);
+}
+
+# Poll a query (in the ungated database) until it returns 't', for at most $secs.
+sub wait_until
+{
+	my ($node, $query, $secs) = @_;
+	my $deadline = time() + ($secs // 30);
+	while (time() < $deadline)
+	{
+		my $r = $node->safe_psql('pccmon', $query);
+		return 1 if $r eq 't';
+		usleep(50_000);
+	}
+	return 0;
+}
+
+# The consistency check finds nothing.
+sub no_problems
+{
+	my ($node, $what) = @_;
+	my $problems = $node->safe_psql('pccmon',
+		"SELECT string_agg(gate || ': ' || problem, '; ') FROM pg_concurrency_control_check()");
+	is($problems, '', "counters consistent after $what");
+}
+
+1;

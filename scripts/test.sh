@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Runs every test suite of pg_concurrency_control on this machine:
+# installs what is missing, builds, installs, then runs pg_regress and the
+# TAP tests as the postgres OS user on throwaway instances.
+# Ends with a line "N passed, N failed"; exits non-zero if anything failed.
+#
+#   sudo scripts/test.sh              everything
+#   sudo scripts/test.sh t/001_gates.pl   one TAP file (and pg_regress)
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/scripts/lib.sh"
+
+[ "$(id -u)" -eq 0 ] || { echo "run as root (it installs packages and switches to postgres)" >&2; exit 2; }
+ensure_packages "${PCC_PACKAGES[@]}" || exit 2
+build_and_install "$ROOT/pg_concurrency_control" || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
+
+# pg_regress and initdb refuse root: run from a copy postgres owns.
+WORK=$(mktemp -d /tmp/pcc-test.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+cp -r "$ROOT/pg_concurrency_control" "$WORK/ext"
+chown -R postgres "$WORK"
+as_pg() { runuser -u postgres -- "$@"; }
+
+passed=0 failed=0
+LOG="$WORK/regress.log"
+as_pg make -C "$WORK/ext" regresscheck >"$LOG" 2>&1
+p=$(grep -cE '^(test | +)?[a-z_0-9]+ +\.\.\. ok' "$LOG")
+f=$(grep -cE '\.\.\. FAILED|\.\.\. failed' "$LOG")
+grep -E '\.\.\. ' "$LOG"
+if [ "$f" -gt 0 ]; then cat "$WORK/ext/regression.diffs" 2>/dev/null | head -100; fi
+if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then tail -20 "$LOG"; f=1; fi
+passed=$((passed + p)) failed=$((failed + f))
+
+LOG="$WORK/tap.log"
+tests=${*:-}
+as_pg make -C "$WORK/ext" tapcheck PROVE_FLAGS=-v ${tests:+PROVE_TESTS="$tests"} >"$LOG" 2>&1
+p=$(grep -cE '^ok [0-9]+' "$LOG")
+f=$(grep -cE '^not ok [0-9]+' "$LOG")
+# a script that dies without reporting counts as one failure
+d=$(grep -cE 'Dubious, test returned|No subtests run|Bad plan' "$LOG")
+grep -E '^(not )?ok [0-9]+|^t/.*\.pl|^# +(Failed|at )' "$LOG"
+if [ "$f" -gt 0 ] || [ "$d" -gt 0 ]; then
+	sed -n '/Test Summary Report/,$p' "$LOG"
+	for l in "$WORK"/ext/tmp_check/log/*.log; do echo "== $l"; tail -30 "$l"; done 2>/dev/null | tail -200
+fi
+passed=$((passed + p)) failed=$((failed + f + d))
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
