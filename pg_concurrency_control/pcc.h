@@ -23,7 +23,9 @@
  * - PccBackend.held and held_since are written only by the owning backend;
  *   others read them racily for monitoring and for the deadlock escape.
  * - PccBackend.status goes QUEUED -> GRANTED only under the gate mutex, by
- *   whoever grants; the owner resets it to NONE under the mutex too.
+ *   whoever grants.  The owner resets it to NONE: under the mutex when it
+ *   leaves the queue itself, without it once granted, since nobody else
+ *   touches a granted entry.
  *
  *-------------------------------------------------------------------------
  */

@@ -343,11 +343,9 @@ pcc_gate_wait(PccGateId id, PccGate *gate, PccBackend *me, int timeout_ms,
 		pcc_gate_grant_waiters(gate);
 	}
 
-	pg_read_barrier();
-	SpinLockAcquire(&gate->mutex);
+	/* once granted, nobody but this backend touches its entry again */
 	pg_atomic_write_u32(&me->status, PCC_WAIT_NONE);
 	me->queue_gate = PCC_NO_GATE;
-	SpinLockRelease(&gate->mutex);
 	return PCC_ADMITTED;
 }
 
