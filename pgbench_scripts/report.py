@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Turn a run directory of pgbench_scripts/run.sh into report.md and SVG plots.
+
+    python3 report.py results/<timestamp>
+"""
+import csv
+import json
+import os
+import subprocess
+import sys
+
+TARGETS = ["native", "module", "pgbouncer"]
+
+# (title, CSV column, format, what a reader should know)
+TABLES = [
+    ("TPS, steady state (all connections up)", "tps_steady", "{:.0f}", ""),
+    ("TPS, raw (whole run incl. connect and drain, as pgbench counts)", "tps_raw", "{:.0f}", ""),
+    ("Transaction RT mean (ms)", "txn_mean_ms", "{:.1f}", ""),
+    ("Real SQL RT (ms): statements excluding BEGIN, means summed", "sql_rt_ms", "{:.2f}",
+     "The wait for a slot shows in BEGIN, so this is what the work itself took."),
+    ("Transaction RT stddev (ms)", "txn_stddev_ms", "{:.1f}", ""),
+    ("Transaction RT p99 (ms)", "txn_p99_ms", "{:.1f}", ""),
+    ("Time to establish all connections (s)", "connect_s", "{:.2f}", ""),
+    ("Time to close all connections (s)", "close_s", "{:.2f}",
+     "Until the server reports none of the load generator's sessions."),
+    ("Load generator CPU (s)", "client_cpu_s", "{:.1f}", ""),
+]
+
+
+def load(run):
+    rows = list(csv.DictReader(open(os.path.join(run, "results.csv"))))
+    data = {}
+    for r in rows:
+        data[(r["protocol"], int(r["clients"]), r["label"])] = r
+    return rows, data
+
+
+def table(data, proto, steps, column, fmt):
+    present = [t for t in TARGETS if any((proto, c, t) in data for c in steps)]
+    head = "| connections | " + " | ".join(present)
+    sep = "|---|" + "---|" * len(present)
+    ratio = "native" in present and "module" in present
+    if ratio:
+        head += " | module / native"
+        sep += "---|"
+    lines = [head + " |", sep]
+    for c in steps:
+        cells = []
+        for t in present:
+            r = data.get((proto, c, t))
+            cells.append(fmt.format(float(r[column])) if r else "–")
+        if ratio:
+            n, m = data.get((proto, c, "native")), data.get((proto, c, "module"))
+            cells.append("{:.2f}".format(float(m[column]) / float(n[column]))
+                         if n and m and float(n[column]) > 0 else "–")
+        lines.append("| {} | {} |".format(c, " | ".join(cells)))
+    return "\n".join(lines)
+
+
+def plot(run, data, proto, steps, column, ylabel, name):
+    dat = os.path.join(run, name + ".dat")
+    with open(dat, "w") as f:
+        for c in steps:
+            vals = [data.get((proto, c, t), {}).get(column, "NaN") for t in TARGETS]
+            f.write("{} {}\n".format(c, " ".join(vals)))
+    series = ", ".join(
+        "'{}' using 1:{} with linespoints title '{}'".format(dat, i + 2, t)
+        for i, t in enumerate(TARGETS)
+        if any((proto, c, t) in data for c in steps))
+    script = ("set terminal svg size 720,420 dynamic; set output '{}';"
+              "set logscale x 2; set xlabel 'connections'; set ylabel '{}';"
+              "set key outside; set grid; plot {}").format(
+                  os.path.join(run, name + ".svg"), ylabel, series)
+    try:
+        subprocess.run(["gnuplot", "-e", script], check=True)
+        return name + ".svg"
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def statements(run, proto, step):
+    out = []
+    for t in TARGETS:
+        path = os.path.join(run, "{}-{}-{}.json".format(t, proto, step))
+        if not os.path.exists(path):
+            continue
+        j = json.load(open(path))
+        out.append("\n**{}** ({} connections, {}):\n".format(t, step, proto))
+        out.append("| statement | mean ms | p50 | p95 | p99 | max |")
+        out.append("|---|---|---|---|---|---|")
+        for s in j["latency_ms"]:
+            out.append("| `{}` | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.1f} |".format(
+                s["what"][:70], s["mean"], s["p50"], s["p95"], s["p99"], s["max"]))
+        if j["errors"]:
+            out.append("\nerrors by SQLSTATE: " + ", ".join(
+                "{} {}".format(k, v) for k, v in j["errors"].items()))
+    return out
+
+
+def main(run):
+    rows, data = load(run)
+    md = ["# pg_concurrency_control benchmark", ""]
+    for f in ("capacity.txt", "config.txt"):
+        p = os.path.join(run, f)
+        if os.path.exists(p):
+            md += ["```", open(p).read().rstrip(), "```", ""]
+    for proto in sorted({r["protocol"] for r in rows}):
+        steps = sorted({c for (p, c, _) in data if p == proto})
+        md += ["## Protocol: {}".format(proto), ""]
+        for title, column, fmt, note in TABLES:
+            md += ["### " + title, ""]
+            if note:
+                md += [note, ""]
+            md += [table(data, proto, steps, column, fmt), ""]
+        for column, ylabel, name in (("tps_steady", "TPS (steady)", "tps"),
+                                     ("txn_p99_ms", "transaction p99 (ms)", "p99")):
+            svg = plot(run, data, proto, steps, column, ylabel, "{}-{}".format(name, proto))
+            if svg:
+                md += ["![{} {}]({})".format(ylabel, proto, svg), ""]
+        md += ["### Per-statement latency at the largest step"]
+        md += statements(run, proto, steps[-1]) + [""]
+        best_native = max((float(r["tps_steady"]) for r in rows
+                           if r["protocol"] == proto and r["label"] == "native"), default=0)
+        if best_native:
+            md += ["Native's best steady TPS in this series: {:.0f}.".format(best_native)]
+            for c in steps:
+                m = data.get((proto, c, "module"))
+                if m:
+                    md += ["- module at {} connections: {:.2f} of native's best".format(
+                        c, float(m["tps_steady"]) / best_native)]
+            md += [""]
+    with open(os.path.join(run, "report.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

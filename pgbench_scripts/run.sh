@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# The comparison driver: native PostgreSQL | PostgreSQL with pg_concurrency_control
+# | PgBouncer (transaction pooling) in front of native PostgreSQL, over a doubling
+# series of connection counts, measured with pccload; writes
+# results/<timestamp>/report.md with tables and SVG plots.
+#
+#   sudo pgbench_scripts/run.sh --quick            64..1024, short steps, a few minutes
+#   sudo pgbench_scripts/run.sh                    64..16384 (capped by the machine), 60 s steps
+#   options: --from N --to N --duration S --scale N --limit N --queue-order fifo|warm
+#            --warm-max-wait MS --workload tpcb|simple-update|select-only
+#            --protocols "prepared simple" --targets "native module pgbouncer"
+#            --unlogged (unlogged tables, synchronous_commit off)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+HERE="$ROOT/pgbench_scripts"
+. "$ROOT/scripts/lib.sh"
+
+FROM=64 TO=16384 DURATION=60 SCALE=50 LIMIT=$(( $(nproc) * 8 )) ORDER=fifo WARM_WAIT=1
+WORKLOAD=tpcb PROTOCOLS="prepared simple" TARGETS="native module pgbouncer" UNLOGGED=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) FROM=64 TO=1024 DURATION=15 SCALE=10 ;;
+	--from) FROM=$2; shift ;;
+	--to) TO=$2; shift ;;
+	--duration) DURATION=$2; shift ;;
+	--scale) SCALE=$2; shift ;;
+	--limit) LIMIT=$2; shift ;;
+	--queue-order) ORDER=$2; shift ;;
+	--warm-max-wait) WARM_WAIT=$2; shift ;;
+	--workload) WORKLOAD=$2; shift ;;
+	--protocols) PROTOCOLS=$2; shift ;;
+	--targets) TARGETS=$2; shift ;;
+	--unlogged) UNLOGGED=1 ;;
+	-h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+	*) echo "unknown option $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+[ "$(id -u)" -eq 0 ] || { echo "run as root" >&2; exit 2; }
+ensure_packages "${PCC_PACKAGES[@]}" pgbouncer gnuplot-nox libpq-dev
+build_and_install "$ROOT/pg_concurrency_control"
+make -s -C "$HERE" pccload >/dev/null
+
+OUT="$HERE/results/$(date -u +%Y%m%dT%H%M%SZ)"
+mkdir -p "$OUT"
+CSV="$OUT/results.csv"
+DIR=$(mktemp -d /tmp/pcc-run.XXXXXX)
+chown postgres "$DIR"
+PORT=55499 BOUNCER_PORT=56432
+PGCTL="runuser -u postgres -- $PG_BINDIR/pg_ctl -D $DIR/data -l $DIR/server.log -w"
+BOUNCER_PID=""
+cleanup() {
+	[ -n "$BOUNCER_PID" ] && kill "$BOUNCER_PID" 2>/dev/null || true
+	$PGCTL -m immediate stop >/dev/null 2>&1 || true
+	rm -rf "$DIR"
+}
+trap cleanup EXIT
+trap 'echo interrupted >&2; exit 130' INT TERM
+
+# --- capacity: what this machine can hold, computed
+fd_limit=$(ulimit -Hn)
+ulimit -n "$fd_limit"
+mem_avail_mb=$(awk '/MemAvailable/ {print int($2/1024)}' /proc/meminfo)
+shared_buffers_mb=$(( mem_avail_mb / 8 > 4096 ? 4096 : mem_avail_mb / 8 ))
+
+runuser -u postgres -- $PG_BINDIR/initdb -D "$DIR/data" -A trust >/dev/null
+write_conf() {
+	cat >"$DIR/data/postgresql.auto.conf" <<EOC
+port = $PORT
+unix_socket_directories = '$DIR'
+listen_addresses = ''
+max_connections = $1
+shared_buffers = ${shared_buffers_mb}MB
+huge_pages = try
+fsync = off
+full_page_writes = off
+synchronous_commit = $([ $UNLOGGED = 1 ] && echo off || echo on)
+max_wal_size = 16GB
+checkpoint_timeout = 30min
+pg_concurrency_control.transaction_concurrency = $LIMIT
+pg_concurrency_control.query_concurrency = $LIMIT
+pg_concurrency_control.autocommit_concurrency = $LIMIT
+pg_concurrency_control.bigquery_concurrency = $LIMIT
+pg_concurrency_control.queue_order = $ORDER
+pg_concurrency_control.warm_max_wait = $WARM_WAIT
+include_if_exists = 'preload.conf'
+EOC
+	chown postgres "$DIR/data/postgresql.auto.conf"
+}
+start_server() {	# native | module
+	if [ "$1" = module ]; then
+		echo "shared_preload_libraries = 'pg_concurrency_control'" >"$DIR/data/preload.conf"
+	else
+		: >"$DIR/data/preload.conf"
+	fi
+	chown postgres "$DIR/data/preload.conf"
+	$PGCTL -m fast stop >/dev/null 2>&1 || true
+	$PGCTL start >/dev/null
+}
+PSQL="$PG_BINDIR/psql -h $DIR -p $PORT -U postgres -qAt postgres"
+
+# Probe: memory per backend (PSS) under this workload with 64 connections.
+write_conf 200
+start_server native
+$PG_BINDIR/pgbench -h "$DIR" -p $PORT -U postgres -i -q -s "$SCALE" \
+	$([ $UNLOGGED = 1 ] && echo --unlogged-tables) postgres >/dev/null 2>&1
+"$HERE/pccload" -h "$DIR" -p $PORT -c 64 -T 5 -P 0 -w "$WORKLOAD" >/dev/null 2>&1 &
+probe=$!
+sleep 4
+pss_kb=$(for p in $(pgrep -u postgres -f "postgres: postgres postgres"); do
+	awk '/^Pss:/ {print $2}' /proc/$p/smaps_rollup 2>/dev/null; done |
+	awk '{s += $1; n++} END {print n ? int(s / n) : 8192}')
+wait $probe || true
+per_backend_mb=$(( (pss_kb + 1023) / 1024 + 2 ))	# plus kernel: page tables, socket buffers
+cap_mem=$(( (mem_avail_mb - shared_buffers_mb - 2048) / per_backend_mb ))
+cap_fd=$(( fd_limit - 200 ))
+cap=$(( cap_mem < cap_fd ? cap_mem : cap_fd ))
+STEPS=""
+for (( c = FROM; c <= TO; c *= 2 )); do
+	[ "$c" -le "$cap" ] && STEPS="$STEPS $c"
+done
+STEPS=${STEPS# }
+max_step=${STEPS##* }
+{
+	echo "machine: $(nproc) CPUs, ${mem_avail_mb} MB available, open-files hard limit $fd_limit"
+	echo "backend memory (PSS, measured at 64 connections): ~${per_backend_mb} MB"
+	echo "capacity: $cap connections (memory $cap_mem, file descriptors $cap_fd)"
+	echo "steps: $STEPS"
+	if [ "$max_step" -lt "$TO" ]; then echo "capped: $TO connections do not fit on this machine"; fi
+} | tee "$OUT/capacity.txt"
+
+write_conf $(( max_step + 50 ))
+
+start_bouncer() {
+	cat >"$DIR/pgbouncer.ini" <<EOB
+[databases]
+postgres = host=$DIR port=$PORT dbname=postgres user=postgres
+[pgbouncer]
+listen_addr =
+listen_port = $BOUNCER_PORT
+unix_socket_dir = $DIR
+auth_type = trust
+auth_file = $DIR/userlist.txt
+pool_mode = transaction
+default_pool_size = $LIMIT
+max_client_conn = $(( max_step + 100 ))
+max_db_connections = $LIMIT
+logfile = $DIR/pgbouncer.log
+pidfile = $DIR/pgbouncer.pid
+EOB
+	echo '"postgres" ""' >"$DIR/userlist.txt"
+	chown postgres "$DIR"/pgbouncer.ini "$DIR"/userlist.txt
+	pgbouncer -u postgres "$DIR/pgbouncer.ini" >/dev/null 2>&1 &
+	BOUNCER_PID=$!
+	for _ in $(seq 50); do [ -S "$DIR/.s.PGSQL.$BOUNCER_PORT" ] && return 0; sleep 0.1; done
+	echo "pgbouncer did not start" >&2
+	return 1
+}
+stop_bouncer() {
+	kill "$BOUNCER_PID" 2>/dev/null || true
+	wait "$BOUNCER_PID" 2>/dev/null || true
+	BOUNCER_PID=""
+}
+
+run_step() {	# target protocol clients
+	local target=$1 proto=$2 c=$3 port=$PORT
+	start_server "$([ "$target" = module ] && echo module || echo native)"
+	$PSQL -c 'VACUUM FREEZE' -c 'CHECKPOINT'
+	local wait_close=""
+	if [ "$target" = pgbouncer ]; then start_bouncer; port=$BOUNCER_PORT; wait_close=--no-wait-close; fi
+	echo "== $target, $proto, $c connections" >&2
+	"$HERE/pccload" -h "$DIR" -p "$port" -c "$c" -T "$DURATION" -P 10 -w "$WORKLOAD" -M "$proto" \
+		-s "$SCALE" -L "$target" $wait_close --csv "$CSV" --json "$OUT/$target-$proto-$c.json" \
+		>"$OUT/$target-$proto-$c.txt" 2>"$OUT/$target-$proto-$c.progress" ||
+		echo "   (no transactions completed)" >&2
+	grep -E '^tps steady' "$OUT/$target-$proto-$c.txt" >&2 || true
+	if [ "$target" = pgbouncer ]; then stop_bouncer; fi
+	return 0
+}
+
+for c in $STEPS; do
+	for proto in $PROTOCOLS; do
+		for target in $TARGETS; do
+			# Debian's PgBouncer 1.18 cannot pool protocol-level prepared statements
+			if [ "$target" = pgbouncer ] && [ "$proto" = prepared ]; then continue; fi
+			run_step "$target" "$proto" "$c"
+		done
+	done
+done
+
+{
+	echo "PostgreSQL: $($PG_BINDIR/postgres --version)"
+	echo "PgBouncer: $(pgbouncer --version 2>&1 | head -1)"
+	echo "workload $WORKLOAD, scale $SCALE, steady ${DURATION}s per step, unlogged=$UNLOGGED"
+	echo "module limits $LIMIT (all four gates), queue_order $ORDER, warm_max_wait ${WARM_WAIT}ms"
+	echo "PgBouncer: transaction pooling, pool size $LIMIT"
+	echo "server settings:"
+	sed 's/^/    /' "$DIR/data/postgresql.auto.conf"
+} >"$OUT/config.txt"
+python3 "$HERE/report.py" "$OUT"
+echo "report: $OUT/report.md"
