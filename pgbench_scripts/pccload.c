@@ -75,6 +75,17 @@ static const Script scripts[] = {
 	ST_INS_HIST, ST_END}},
 	{"simple-update", 5, {ST_BEGIN, ST_UPD_ACC, ST_SEL_ACC, ST_INS_HIST, ST_END}},
 	{"select-only", 1, {ST_SEL_ACC}},
+	/* for the soak: an autocommit write and a big query */
+	{"autocommit-update", 1, {{"UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2",
+			"UPDATE pgbench_accounts SET abalance = abalance + %d WHERE aid = %d", 2, {P_DELTA, P_AID}}}},
+	{"bigsql", 1, {{"SELECT /*+bigsql*/ sum(abalance) FROM pgbench_accounts WHERE aid BETWEEN $1 AND $1 + 20000",
+			"SELECT /*+bigsql*/ sum(abalance) FROM pgbench_accounts WHERE aid BETWEEN %d AND %d + 20000",
+			2, {P_AID, P_AID}}}},
+	/* for the FIFO test: arrival (BEGIN) and admission times of each block */
+	{"admission-log", 3, {ST_BEGIN,
+			{"INSERT INTO adm VALUES (transaction_timestamp(), clock_timestamp())",
+			"INSERT INTO adm VALUES (transaction_timestamp(), clock_timestamp())", 0, {0}},
+	ST_END}},
 };
 
 /* Log-bucketed latency histogram in microseconds. */
@@ -159,7 +170,8 @@ static struct
 	const char *json;
 	const char *label;
 	bool		wait_close;		/* count the close until the server has none left */
-} opt = {NULL, 64, 0, 60, 5, 16, 0, true, &scripts[0], NULL, NULL, "", true};
+	bool		reconnect;		/* reopen connections lost while running */
+} opt = {NULL, 64, 0, 60, 5, 16, 0, true, &scripts[0], NULL, NULL, "", true, false};
 
 static _Atomic int phase = PH_CONNECT;
 static _Atomic int connected = 0;
@@ -327,14 +339,34 @@ close_conn(Thread *t, Conn *c)
 	c->state = DONE;
 }
 
+static void poll_connect(Thread *t, Conn *c);
+
+/* The server closed the connection: reopen it while the run lasts. */
+static void
+lost_conn(Thread *t, Conn *c, const char *code)
+{
+	count_error(t, code);
+	if (!opt.reconnect || atomic_load(&phase) >= PH_DRAIN)
+	{
+		close_conn(t, c);
+		return;
+	}
+	watch(t, c, 0);
+	PQfinish(c->pg);
+	atomic_fetch_sub(&connected, 1);
+	c->pg = PQconnectStart(opt.conninfo);
+	c->state = CONNECTING;
+	t->connecting++;
+	poll_connect(t, c);
+}
+
 /* Send a command; wait for writability if libpq could not flush it all. */
 static void
 sent(Thread *t, Conn *c, int ok)
 {
 	if (!ok)
 	{
-		count_error(t, "08000");
-		close_conn(t, c);
+		lost_conn(t, c, "08000");
 		return;
 	}
 	c->stmt_start = now_us();
@@ -529,8 +561,7 @@ on_event(Thread *t, Conn *c, uint32_t events)
 		return;
 	if (!PQconsumeInput(c->pg))
 	{
-		count_error(t, "08006");
-		close_conn(t, c);
+		lost_conn(t, c, "08006");
 		return;
 	}
 	while (!PQisBusy(c->pg))
@@ -615,7 +646,8 @@ usage(void)
 			"  -c N        connections (64)\n"
 			"  -j N        threads (one per CPU)\n"
 			"  -T SECS     steady-state duration (60)\n"
-			"  -w NAME     tpcb | simple-update | select-only (tpcb)\n"
+			"  -w NAME     tpcb | simple-update | select-only | autocommit-update | bigsql\n"
+			"              | admission-log (needs a table adm (arrived, admitted timestamptz))\n"
 			"  -M MODE     prepared | simple (prepared)\n"
 			"  -s SCALE    scale (read from pgbench_branches)\n"
 			"  -r N        connection attempts in flight per thread (16)\n"
@@ -624,7 +656,8 @@ usage(void)
 			"  --csv FILE  append a CSV row (header when the file is new)\n"
 			"  --json FILE write the result as JSON\n"
 			"  --no-wait-close  time the close on the client only (behind a pooler,\n"
-			"              whose server sessions outlive the clients)\n");
+			"              whose server sessions outlive the clients)\n"
+			"  --reconnect reopen connections the server closes while running\n");
 	exit(2);
 }
 
@@ -637,6 +670,7 @@ parse_args(int argc, char **argv)
 		{"csv", required_argument, NULL, 1},
 		{"json", required_argument, NULL, 2},
 		{"no-wait-close", no_argument, NULL, 3},
+		{"reconnect", no_argument, NULL, 4},
 		{NULL, 0, NULL, 0}
 	};
 	int			ch;
@@ -659,6 +693,7 @@ parse_args(int argc, char **argv)
 			case 1: opt.csv = optarg; break;
 			case 2: opt.json = optarg; break;
 			case 3: opt.wait_close = false; break;
+			case 4: opt.reconnect = true; break;
 			case 'M':
 				if (strcmp(optarg, "prepared") != 0 && strcmp(optarg, "simple") != 0)
 					usage();

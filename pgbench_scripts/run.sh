@@ -49,9 +49,11 @@ chown postgres "$DIR"
 PORT=55499 BOUNCER_PORT=56432
 PGCTL="runuser -u postgres -- $PG_BINDIR/pg_ctl -D $DIR/data -l $DIR/server.log -w"
 BOUNCER_PID=""
+HUGEPAGES_BEFORE=$(cat /proc/sys/vm/nr_hugepages)
 cleanup() {
 	[ -n "$BOUNCER_PID" ] && kill "$BOUNCER_PID" 2>/dev/null || true
 	$PGCTL -m immediate stop >/dev/null 2>&1 || true
+	echo "$HUGEPAGES_BEFORE" >/proc/sys/vm/nr_hugepages 2>/dev/null || true
 	rm -rf "$DIR"
 }
 trap cleanup EXIT
@@ -63,6 +65,12 @@ ulimit -n "$fd_limit"
 mem_avail_mb=$(awk '/MemAvailable/ {print int($2/1024)}' /proc/meminfo)
 shared_buffers_mb=$(( mem_avail_mb / 8 > 4096 ? 4096 : mem_avail_mb / 8 ))
 
+# Huge pages for shared_buffers, where the kernel gives them: without them
+# every backend needs page tables for all of shared memory (~2 MB per GB).
+hugepage_kb=$(awk '/Hugepagesize/ {print $2}' /proc/meminfo)
+if [ -n "$hugepage_kb" ] && [ "$HUGEPAGES_BEFORE" -eq 0 ]; then
+	echo $(( (shared_buffers_mb + 256) * 1024 / hugepage_kb )) >/proc/sys/vm/nr_hugepages 2>/dev/null || true
+fi
 runuser -u postgres -- $PG_BINDIR/initdb -D "$DIR/data" -A trust >/dev/null
 write_conf() {
 	cat >"$DIR/data/postgresql.auto.conf" <<EOC
@@ -107,11 +115,13 @@ $PG_BINDIR/pgbench -h "$DIR" -p $PORT -U postgres -i -q -s "$SCALE" \
 "$HERE/pccload" -h "$DIR" -p $PORT -c 64 -T 5 -P 0 -w "$WORKLOAD" >/dev/null 2>&1 &
 probe=$!
 sleep 4
-pss_kb=$(for p in $(pgrep -u postgres -f "postgres: postgres postgres"); do
-	awk '/^Pss:/ {print $2}' /proc/$p/smaps_rollup 2>/dev/null; done |
+# private memory and page tables of each backend; shared memory is counted once
+backend_kb=$(for p in $(pgrep -u postgres -f "postgres: postgres postgres"); do
+	{ awk '/^Private_(Clean|Dirty):/ {s += $2} END {print s}' /proc/$p/smaps_rollup
+	  awk '/^VmPTE:/ {print $2}' /proc/$p/status; } 2>/dev/null | awk '{s += $1} END {print s}'; done |
 	awk '{s += $1; n++} END {print n ? int(s / n) : 8192}')
 wait $probe || true
-per_backend_mb=$(( (pss_kb + 1023) / 1024 + 2 ))	# plus kernel: page tables, socket buffers
+per_backend_mb=$(( (backend_kb + 1023) / 1024 + 1 ))	# plus socket buffers and slack
 cap_mem=$(( (mem_avail_mb - shared_buffers_mb - 2048) / per_backend_mb ))
 cap_fd=$(( fd_limit - 200 ))
 cap=$(( cap_mem < cap_fd ? cap_mem : cap_fd ))
@@ -123,7 +133,8 @@ STEPS=${STEPS# }
 max_step=${STEPS##* }
 {
 	echo "machine: $(nproc) CPUs, ${mem_avail_mb} MB available, open-files hard limit $fd_limit"
-	echo "backend memory (PSS, measured at 64 connections): ~${per_backend_mb} MB"
+	echo "huge pages: $(awk '/HugePages_Total/ {print $2}' /proc/meminfo) of ${hugepage_kb} kB"
+	echo "backend memory (private + page tables, measured at 64 connections): ~${per_backend_mb} MB"
 	echo "capacity: $cap connections (memory $cap_mem, file descriptors $cap_fd)"
 	echo "steps: $STEPS"
 	if [ "$max_step" -lt "$TO" ]; then echo "capped: $TO connections do not fit on this machine"; fi

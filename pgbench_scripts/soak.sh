@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Soak: many connections mixing all four gates while a controller cancels
+# and terminates random backends, sets statement timeouts, and reloads with
+# shrinking and growing limits.  The gates' invariants are checked every few
+# seconds under load, and all of them once the load has stopped; the first
+# violation stops the soak with exit status 1.  Not part of the test suite.
+#
+#   sudo pgbench_scripts/soak.sh                      2000 connections, 10 minutes
+#   sudo pgbench_scripts/soak.sh --clients 500 --minutes 2
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/scripts/lib.sh"
+
+CLIENTS=2000 MINUTES=10
+while [ $# -gt 0 ]; do
+	case $1 in
+	--clients) CLIENTS=$2; shift ;;
+	--minutes) MINUTES=$2; shift ;;
+	-h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+	*) echo "unknown option $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+[ "$(id -u)" -eq 0 ] || { echo "run as root" >&2; exit 2; }
+ensure_packages "${PCC_PACKAGES[@]}"
+build_and_install "$ROOT/pg_concurrency_control"
+ulimit -n "$(ulimit -Hn)"
+
+DIR=$(mktemp -d /tmp/pcc-soak.XXXXXX)
+chown postgres "$DIR"
+PORT=55497
+PGCTL="runuser -u postgres -- $PG_BINDIR/pg_ctl -D $DIR/data -l $DIR/server.log -w"
+BENCH=""
+cleanup() {
+	[ -n "$BENCH" ] && kill $BENCH 2>/dev/null || true
+	$PGCTL -m immediate stop >/dev/null 2>&1 || true
+	rm -rf "$DIR"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+runuser -u postgres -- $PG_BINDIR/initdb -D "$DIR/data" -A trust >/dev/null
+cat >>"$DIR/data/postgresql.conf" <<EOC
+port = $PORT
+unix_socket_directories = '$DIR'
+listen_addresses = ''
+max_connections = $((CLIENTS + 30))
+shared_buffers = 1GB
+fsync = off
+shared_preload_libraries = 'pg_concurrency_control'
+deadlock_timeout = 200ms
+pg_concurrency_control.max_waiters = $((CLIENTS - 100))
+EOC
+$PGCTL start >/dev/null
+MON="$PG_BINDIR/psql -h $DIR -p $PORT -U postgres -qAtX -v ON_ERROR_STOP=1 postgres"
+$MON -c 'CREATE EXTENSION pg_concurrency_control' \
+	-c 'ALTER DATABASE postgres SET pg_concurrency_control.bypass = on' \
+	-c 'CREATE ROLE soak LOGIN SUPERUSER'
+$PG_BINDIR/pgbench -h "$DIR" -p $PORT -U postgres -i -q -s 10 postgres >/dev/null 2>&1
+$MON -c 'CREATE DATABASE soak TEMPLATE postgres'
+make -s -C "$ROOT/pgbench_scripts" pccload >/dev/null
+
+# One load per gate, each with its own timeout behaviour; connections the
+# controller terminates are reopened.
+secs=$((MINUTES * 60))
+PIDS=()
+load() {	# share workload PGOPTIONS
+	PGOPTIONS="$3" "$ROOT/pgbench_scripts/pccload" -h "$DIR" -p $PORT -U soak -d soak \
+		-c $((CLIENTS * $1 / 100)) -j 1 -T "$secs" -P 0 -w "$2" --reconnect \
+		>"$DIR/load-$2.out" 2>&1 &
+	PIDS+=($!)
+}
+to() { echo "-c pg_concurrency_control.$1"; }
+load 40 tpcb "$(to control_timeout=500ms) $(to timeout_action=error)"
+load 25 autocommit-update "$(to control_timeout=200ms) $(to timeout_action=wait)"
+load 25 select-only "$(to control_timeout=200ms) $(to timeout_action=proceed) -c statement_timeout=150ms"
+load 10 bigsql "-c statement_timeout=300ms $(to bigsql_control_timeout=100ms) $(to bigsql_timeout_action=error)"
+BENCH="${PIDS[*]}"
+running() { for p in "${PIDS[@]}"; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
+
+violation() {
+	echo "VIOLATION at $(( $(date +%s) - start ))s: $*" >&2
+	exit 1
+}
+# Queue invariants hold at every instant; the counting ones only at rest.
+live_check="SELECT string_agg(gate || ': ' || problem, '; ') FROM pg_concurrency_control_check()
+	WHERE problem LIKE 'queue%' OR problem LIKE 'a queued backend%'"
+start=$(date +%s) cancels=0 terms=0 reloads=0 checks=0
+while running; do
+	$MON -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity
+		WHERE usename = 'soak' ORDER BY random() LIMIT 20" >/dev/null
+	cancels=$((cancels + 20))
+	if [ $((RANDOM % 3)) -eq 0 ]; then
+		$MON -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+			WHERE usename = 'soak' ORDER BY random() LIMIT 5" >/dev/null
+		terms=$((terms + 5))
+	fi
+	if [ $((RANDOM % 4)) -eq 0 ]; then
+		for g in transaction autocommit query bigquery; do
+			$MON -c "ALTER SYSTEM SET pg_concurrency_control.${g}_concurrency = $((RANDOM % 32 + 1))"
+		done
+		$MON -c 'SELECT pg_reload_conf()' >/dev/null
+		reloads=$((reloads + 1))
+	fi
+	problems=$($MON -c "$live_check")
+	checks=$((checks + 1))
+	[ -z "$problems" ] || violation "$problems"
+	sleep 1
+done
+for p in "${PIDS[@]}"; do wait "$p" || true; done
+BENCH=""
+
+# At rest: nothing running, nothing waiting, every invariant exact.
+for _ in $(seq 100); do
+	idle=$($MON -c "SELECT sum(running + waiting) FROM pg_concurrency_control")
+	[ "$idle" = 0 ] && break
+	sleep 0.1
+done
+[ "$idle" = 0 ] || violation "after the load, running + waiting = $idle"
+problems=$($MON -c "SELECT string_agg(gate || ': ' || problem, '; ') FROM pg_concurrency_control_check()")
+[ -z "$problems" ] || violation "$problems"
+leaks=$($MON -c "SELECT count(*) FROM pg_concurrency_control_backends()")
+[ "$leaks" = 0 ] || violation "$leaks backends still hold or wait for a slot"
+
+echo "soak: $CLIENTS connections, $MINUTES min, $checks live checks, $cancels cancels," \
+	"$terms terminations, $reloads reloads: no violation"
+$MON -c "SELECT gate, admitted, queued, timeouts, rejected, lock_escapes, round(max_wait_ms) AS max_wait_ms
+	FROM pg_concurrency_control ORDER BY gate" -P footer=off -F ' | '
+for f in "$DIR"/load-*.out; do
+	echo "== $(basename "$f" .out)"
+	grep -E '^(tps steady|failed|  SQLSTATE)' "$f" || true
+done
