@@ -39,19 +39,10 @@ fd_limit=$(ulimit -Hn)
 [ "$fd_limit" -gt $((max_clients + 100)) ] || { echo "open-files hard limit $fd_limit is below $max_clients clients" >&2; exit 2; }
 ulimit -n "$fd_limit"
 
-DIR=$(mktemp -d /tmp/pcc-bench.XXXXXX)
-chown postgres "$DIR"
-PORT=55498
-PGCTL="runuser -u postgres -- $PG_BINDIR/pg_ctl -D $DIR/data -l $DIR/server.log -w"
-cleanup() { $PGCTL -m immediate stop >/dev/null 2>&1 || true; rm -rf "$DIR"; }
-trap cleanup EXIT
+cluster_create pcc-bench 55498
+trap cluster_destroy EXIT
 trap 'exit 130' INT TERM
-
-runuser -u postgres -- $PG_BINDIR/initdb -D "$DIR/data" -A trust >/dev/null
-cat >>"$DIR/data/postgresql.conf" <<EOC
-port = $PORT
-unix_socket_directories = '$DIR'
-listen_addresses = ''
+cat >>"$PCC_DIR/data/postgresql.conf" <<EOC
 max_connections = $((max_clients + 20))
 shared_buffers = 1GB
 fsync = off
@@ -63,21 +54,9 @@ pg_concurrency_control.query_concurrency = $LIMIT
 pg_concurrency_control.autocommit_concurrency = $LIMIT
 pg_concurrency_control.bigquery_concurrency = $LIMIT
 pg_concurrency_control.queue_order = $ORDER
-include_if_exists = 'preload.conf'
 EOC
-PSQL="$PG_BINDIR/psql -h $DIR -p $PORT -U postgres -qAt postgres"
-start_target() {
-	if [ "$1" = module ]; then
-		echo "shared_preload_libraries = 'pg_concurrency_control'" >"$DIR/data/preload.conf"
-	else
-		: >"$DIR/data/preload.conf"
-	fi
-	chown postgres "$DIR/data/preload.conf"
-	$PGCTL -m fast stop >/dev/null 2>&1 || true
-	$PGCTL start >/dev/null
-}
-start_target native
-$PG_BINDIR/pgbench -h "$DIR" -p $PORT -U postgres -i -q -s "$SCALE" postgres >/dev/null 2>&1
+cluster_start native
+$PG_BINDIR/pgbench -h "$PCC_DIR" -p $PCC_PORT -U postgres -i -q -s "$SCALE" postgres >/dev/null 2>&1
 
 OUT="$ROOT/pgbench_scripts/results/$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$OUT"
@@ -86,9 +65,9 @@ echo "clients,target,tps,latency_ms,failed" >"$CSV"
 for c in $CLIENTS; do
 	j=$(( c >= 8 ? 8 : c ))
 	for target in native module; do
-		start_target $target
+		cluster_start $target
 		$PSQL -c 'VACUUM FREEZE' -c 'CHECKPOINT'
-		r=$($PG_BINDIR/pgbench -h "$DIR" -p $PORT -U postgres -M "$PROTOCOL" -c "$c" -j "$j" -T "$DURATION" postgres 2>&1)
+		r=$($PG_BINDIR/pgbench -h "$PCC_DIR" -p $PCC_PORT -U postgres -M "$PROTOCOL" -c "$c" -j "$j" -T "$DURATION" postgres 2>&1)
 		tps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' <<<"$r" | tail -1)
 		lat=$(sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' <<<"$r")
 		failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' <<<"$r")

@@ -44,17 +44,13 @@ make -s -C "$HERE" pccload >/dev/null
 OUT="$HERE/results/$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$OUT"
 CSV="$OUT/results.csv"
-DIR=$(mktemp -d /tmp/pcc-run.XXXXXX)
-chown postgres "$DIR"
-PORT=55499 BOUNCER_PORT=56432
-PGCTL="runuser -u postgres -- $PG_BINDIR/pg_ctl -D $DIR/data -l $DIR/server.log -w"
+BOUNCER_PORT=56432
 BOUNCER_PID=""
 HUGEPAGES_BEFORE=$(cat /proc/sys/vm/nr_hugepages)
 cleanup() {
 	[ -n "$BOUNCER_PID" ] && kill "$BOUNCER_PID" 2>/dev/null || true
-	$PGCTL -m immediate stop >/dev/null 2>&1 || true
+	cluster_destroy
 	echo "$HUGEPAGES_BEFORE" >/proc/sys/vm/nr_hugepages 2>/dev/null || true
-	rm -rf "$DIR"
 }
 trap cleanup EXIT
 trap 'echo interrupted >&2; exit 130' INT TERM
@@ -71,12 +67,10 @@ hugepage_kb=$(awk '/Hugepagesize/ {print $2}' /proc/meminfo)
 if [ -n "$hugepage_kb" ] && [ "$HUGEPAGES_BEFORE" -eq 0 ]; then
 	echo $(( (shared_buffers_mb + 256) * 1024 / hugepage_kb )) >/proc/sys/vm/nr_hugepages 2>/dev/null || true
 fi
-runuser -u postgres -- $PG_BINDIR/initdb -D "$DIR/data" -A trust >/dev/null
+cluster_create pcc-run 55499
+DIR=$PCC_DIR PORT=$PCC_PORT
 write_conf() {
 	cat >"$DIR/data/postgresql.auto.conf" <<EOC
-port = $PORT
-unix_socket_directories = '$DIR'
-listen_addresses = ''
 max_connections = $1
 shared_buffers = ${shared_buffers_mb}MB
 huge_pages = try
@@ -91,25 +85,13 @@ pg_concurrency_control.autocommit_concurrency = $LIMIT
 pg_concurrency_control.bigquery_concurrency = $LIMIT
 pg_concurrency_control.queue_order = $ORDER
 pg_concurrency_control.warm_max_wait = $WARM_WAIT
-include_if_exists = 'preload.conf'
 EOC
 	chown postgres "$DIR/data/postgresql.auto.conf"
 }
-start_server() {	# native | module
-	if [ "$1" = module ]; then
-		echo "shared_preload_libraries = 'pg_concurrency_control'" >"$DIR/data/preload.conf"
-	else
-		: >"$DIR/data/preload.conf"
-	fi
-	chown postgres "$DIR/data/preload.conf"
-	$PGCTL -m fast stop >/dev/null 2>&1 || true
-	$PGCTL start >/dev/null
-}
-PSQL="$PG_BINDIR/psql -h $DIR -p $PORT -U postgres -qAt postgres"
 
 # Probe: memory per backend (PSS) under this workload with 64 connections.
 write_conf 200
-start_server native
+cluster_start native
 $PG_BINDIR/pgbench -h "$DIR" -p $PORT -U postgres -i -q -s "$SCALE" \
 	$([ $UNLOGGED = 1 ] && echo --unlogged-tables) postgres >/dev/null 2>&1
 "$HERE/pccload" -h "$DIR" -p $PORT -c 64 -T 5 -P 0 -w "$WORKLOAD" >/dev/null 2>&1 &
@@ -175,7 +157,7 @@ stop_bouncer() {
 
 run_step() {	# target protocol clients
 	local target=$1 proto=$2 c=$3 port=$PORT
-	start_server "$([ "$target" = module ] && echo module || echo native)"
+	cluster_start "$([ "$target" = module ] && echo module || echo native)"
 	$PSQL -c 'VACUUM FREEZE' -c 'CHECKPOINT'
 	local wait_close=""
 	if [ "$target" = pgbouncer ]; then start_bouncer; port=$BOUNCER_PORT; wait_close=--no-wait-close; fi

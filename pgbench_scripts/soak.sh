@@ -26,33 +26,24 @@ ensure_packages "${PCC_PACKAGES[@]}"
 build_and_install "$ROOT/pg_concurrency_control"
 ulimit -n "$(ulimit -Hn)"
 
-DIR=$(mktemp -d /tmp/pcc-soak.XXXXXX)
-chown postgres "$DIR"
-PORT=55497
-PGCTL="runuser -u postgres -- $PG_BINDIR/pg_ctl -D $DIR/data -l $DIR/server.log -w"
+cluster_create pcc-soak 55497
+DIR=$PCC_DIR PORT=$PCC_PORT
 BENCH=""
 cleanup() {
 	[ -n "$BENCH" ] && kill $BENCH 2>/dev/null || true
-	$PGCTL -m immediate stop >/dev/null 2>&1 || true
-	rm -rf "$DIR"
+	cluster_destroy
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-runuser -u postgres -- $PG_BINDIR/initdb -D "$DIR/data" -A trust >/dev/null
 cat >>"$DIR/data/postgresql.conf" <<EOC
-port = $PORT
-unix_socket_directories = '$DIR'
-listen_addresses = ''
 max_connections = $((CLIENTS + 30))
 shared_buffers = 1GB
 fsync = off
-shared_preload_libraries = 'pg_concurrency_control'
 deadlock_timeout = 200ms
 pg_concurrency_control.max_waiters = $((CLIENTS - 100))
 EOC
-$PGCTL start >/dev/null
-MON="$PG_BINDIR/psql -h $DIR -p $PORT -U postgres -qAtX -v ON_ERROR_STOP=1 postgres"
+cluster_start module
+MON="$PSQL -v ON_ERROR_STOP=1"
 $MON -c 'CREATE EXTENSION pg_concurrency_control' \
 	-c 'ALTER DATABASE postgres SET pg_concurrency_control.bypass = on' \
 	-c 'CREATE ROLE soak LOGIN SUPERUSER'

@@ -27,3 +27,44 @@ build_and_install() {
 	make -s -C "$src" clean >/dev/null
 	make -s -C "$src" >/dev/null && make -s -C "$src" install >/dev/null
 }
+
+# --- throwaway clusters for the benchmark and soak scripts -------------------
+# cluster_create PREFIX PORT: initdb as postgres in a new temporary directory
+# (PCC_DIR) listening only on a Unix socket there; settings are appended to
+# $PCC_DIR/data/postgresql.conf by the caller; the preload is switched by
+# cluster_start.  Register cluster_destroy with trap.
+cluster_create() {
+	PCC_DIR=$(mktemp -d "/tmp/$1.XXXXXX")
+	PCC_PORT=$2
+	chown postgres "$PCC_DIR"
+	runuser -u postgres -- "$PG_BINDIR/initdb" -D "$PCC_DIR/data" -A trust >/dev/null
+	cat >>"$PCC_DIR/data/postgresql.conf" <<EOC
+port = $PCC_PORT
+unix_socket_directories = '$PCC_DIR'
+listen_addresses = ''
+include_if_exists = 'preload.conf'
+EOC
+	PSQL="$PG_BINDIR/psql -h $PCC_DIR -p $PCC_PORT -U postgres -qAtX postgres"
+}
+
+cluster_ctl() {
+	runuser -u postgres -- "$PG_BINDIR/pg_ctl" -D "$PCC_DIR/data" -l "$PCC_DIR/server.log" -w "$@"
+}
+
+# cluster_start native|module: (re)start without or with the module preloaded.
+cluster_start() {
+	if [ "$1" = module ]; then
+		echo "shared_preload_libraries = 'pg_concurrency_control'" >"$PCC_DIR/data/preload.conf"
+	else
+		: >"$PCC_DIR/data/preload.conf"
+	fi
+	chown postgres "$PCC_DIR/data/preload.conf"
+	cluster_ctl -m fast stop >/dev/null 2>&1 || true
+	cluster_ctl start >/dev/null
+}
+
+cluster_destroy() {
+	[ -n "${PCC_DIR:-}" ] || return 0
+	cluster_ctl -m immediate stop >/dev/null 2>&1 || true
+	rm -rf "$PCC_DIR"
+}

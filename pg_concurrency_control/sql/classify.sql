@@ -2,11 +2,6 @@
 -- Each probe resets the totals, runs a statement, then reads them back
 -- (the reading SELECT itself is one query admission).
 CREATE TABLE pcc_t (id int PRIMARY KEY, v int);
-CREATE FUNCTION pcc_admitted() RETURNS TABLE (gate text, admitted bigint)
-LANGUAGE sql AS $$
-  SELECT gate, admitted FROM pg_concurrency_control
-   WHERE admitted > 0 ORDER BY gate
-$$;
 SELECT pg_concurrency_control_reset();
 INSERT INTO pcc_t VALUES (1, 1), (2, 2);
 SELECT * FROM pcc_admitted();

@@ -21,11 +21,6 @@ BEGIN
 END $$;
 CREATE TRIGGER pcc_n_log AFTER UPDATE ON pcc_n
   FOR EACH ROW EXECUTE FUNCTION pcc_log_it();
-CREATE FUNCTION pcc_admitted() RETURNS TABLE (gate text, admitted bigint)
-LANGUAGE sql AS $$
-  SELECT gate, admitted FROM pg_concurrency_control
-   WHERE admitted > 0 ORDER BY gate
-$$;
 -- one query slot for the call, none for the three updates or triggers
 SELECT pg_concurrency_control_reset();
 SELECT pcc_bump(3);

@@ -7,3 +7,9 @@ SELECT * FROM pg_concurrency_control_check();
 SELECT gate, running, waiting FROM pg_concurrency_control ORDER BY gate;
 SELECT gate, state FROM pg_concurrency_control_backends()
  WHERE pid = pg_backend_pid() ORDER BY gate;
+-- The admissions per gate since the last reset, for the classification tests.
+CREATE FUNCTION pcc_admitted() RETURNS TABLE (gate text, admitted bigint)
+LANGUAGE sql AS $$
+  SELECT gate, admitted FROM pg_concurrency_control
+   WHERE admitted > 0 ORDER BY gate
+$$;
