@@ -57,6 +57,26 @@ ROLLBACK TO SAVEPOINT s;
 SELECT gate, running FROM pg_concurrency_control
  WHERE gate IN ('bigquery', 'transaction') ORDER BY gate;
 COMMIT;
+-- a holdable cursor is materialised at COMMIT: no slot survives the block
+BEGIN;
+/*+bigsql*/ DECLARE h CURSOR WITH HOLD FOR SELECT g FROM generate_series(1, 3) g;
+COMMIT;
+SELECT gate, running FROM pg_concurrency_control
+ WHERE gate IN ('bigquery', 'transaction') ORDER BY gate;
+FETCH ALL FROM h;
+CLOSE h;
+-- parallel workers are never gated: one admission for the whole query
+CREATE TABLE pcc_par AS SELECT g AS x FROM generate_series(1, 20000) g;
+ANALYZE pcc_par;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM pcc_par;
+SELECT pg_concurrency_control_reset();
+SELECT count(*) FROM pcc_par;
+SELECT * FROM pcc_admitted();
+RESET ALL;
 -- PREPARE TRANSACTION frees the slot; COMMIT PREPARED needs none
 BEGIN;
 UPDATE pcc_n SET v = 7;
