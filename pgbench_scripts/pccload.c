@@ -78,7 +78,7 @@ static const Script scripts[] = {
 	/* for the soak: an autocommit write and a big query */
 	{"autocommit-update", 1, {{"UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2",
 			"UPDATE pgbench_accounts SET abalance = abalance + %d WHERE aid = %d", 2, {P_DELTA, P_AID}}}},
-	{"bigsql", 1, {{"SELECT /*+bigsql*/ sum(abalance) FROM pgbench_accounts WHERE aid BETWEEN $1 AND $1 + 20000",
+	{"bigsql", 1, {{"SELECT /*+bigsql*/ sum(abalance) FROM pgbench_accounts WHERE aid BETWEEN $1 AND $2 + 20000",
 			"SELECT /*+bigsql*/ sum(abalance) FROM pgbench_accounts WHERE aid BETWEEN %d AND %d + 20000",
 			2, {P_AID, P_AID}}}},
 	/* for the FIFO test: arrival (BEGIN) and admission times of each block */

@@ -100,8 +100,8 @@ sleep 4
 # private memory and page tables of each backend; shared memory is counted once
 backend_kb=$(for p in $(pgrep -u postgres -f "postgres: postgres postgres"); do
 	{ awk '/^Private_(Clean|Dirty):/ {s += $2} END {print s}' /proc/$p/smaps_rollup
-	  awk '/^VmPTE:/ {print $2}' /proc/$p/status; } 2>/dev/null | awk '{s += $1} END {print s}'; done |
-	awk '{s += $1; n++} END {print n ? int(s / n) : 8192}')
+	  awk '/^VmPTE:/ {print $2}' /proc/$p/status; } 2>/dev/null | awk '{s += $1} END {print s}' || true; done |
+	awk '$1 > 0 {s += $1; n++} END {print n ? int(s / n) : 8192}') || true
 wait $probe || true
 per_backend_mb=$(( (backend_kb + 1023) / 1024 + 1 ))	# plus socket buffers and slack
 cap_mem=$(( (mem_avail_mb - shared_buffers_mb - 2048) / per_backend_mb ))
