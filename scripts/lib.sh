@@ -17,7 +17,7 @@ ensure_packages() {
 
 # Packages every script of the project needs.
 PCC_PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-client-15
-	libipc-run-perl make gcc)
+	libpq-dev libipc-run-perl make gcc)
 
 PG_BINDIR=/usr/lib/postgresql/15/bin
 

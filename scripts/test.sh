@@ -20,6 +20,7 @@ build_and_install "$ROOT/pg_concurrency_control" &&
 WORK=$(mktemp -d /tmp/pcc-test.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 cp -r "$ROOT/pg_concurrency_control" "$WORK/ext"
+cp "$ROOT/pgbench_scripts/pccload" "$WORK/"
 chown -R postgres "$WORK"
 as_pg() { runuser -u postgres -- "$@"; }
 
@@ -35,7 +36,7 @@ passed=$((passed + p)) failed=$((failed + f))
 
 LOG="$WORK/tap.log"
 tests=${*:-}
-as_pg env PCCLOAD="$ROOT/pgbench_scripts/pccload" \
+as_pg env PCCLOAD="$WORK/pccload" \
 	make -C "$WORK/ext" tapcheck PROVE_FLAGS=-v ${tests:+PROVE_TESTS="$tests"} >"$LOG" 2>&1
 p=$(grep -cE '^ok [0-9]+' "$LOG")
 f=$(grep -cE '^not ok [0-9]+' "$LOG")
