@@ -26,9 +26,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-[ "$(id -u)" -eq 0 ] || { echo "run as root" >&2; exit 2; }
-ensure_packages "${PCC_PACKAGES[@]}"
-build_and_install "$ROOT/pg_concurrency_control"
+prepare_as_root
 
 max_clients=$(tr ' ' '\n' <<<"$CLIENTS" | sort -n | tail -1)
 # about 10 MB per backend under TPC-B, plus shared_buffers: refuse what cannot fit
@@ -49,11 +47,7 @@ fsync = off
 synchronous_commit = off
 full_page_writes = off
 max_wal_size = 8GB
-pg_concurrency_control.transaction_concurrency = $LIMIT
-pg_concurrency_control.query_concurrency = $LIMIT
-pg_concurrency_control.autocommit_concurrency = $LIMIT
-pg_concurrency_control.bigquery_concurrency = $LIMIT
-pg_concurrency_control.queue_order = $ORDER
+$(gate_limits_conf "$LIMIT" "$ORDER")
 EOC
 cluster_start native
 $PG_BINDIR/pgbench -h "$PCC_DIR" -p $PCC_PORT -U postgres -i -q -s "$SCALE" postgres >/dev/null 2>&1

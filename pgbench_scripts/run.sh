@@ -36,9 +36,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-[ "$(id -u)" -eq 0 ] || { echo "run as root" >&2; exit 2; }
-ensure_packages "${PCC_PACKAGES[@]}" pgbouncer gnuplot-nox libpq-dev
-build_and_install "$ROOT/pg_concurrency_control"
+prepare_as_root pgbouncer gnuplot-nox
 make -s -C "$HERE" pccload >/dev/null
 
 OUT="$HERE/results/$(date -u +%Y%m%dT%H%M%SZ)"
@@ -79,11 +77,7 @@ full_page_writes = off
 synchronous_commit = $([ $UNLOGGED = 1 ] && echo off || echo on)
 max_wal_size = 16GB
 checkpoint_timeout = 30min
-pg_concurrency_control.transaction_concurrency = $LIMIT
-pg_concurrency_control.query_concurrency = $LIMIT
-pg_concurrency_control.autocommit_concurrency = $LIMIT
-pg_concurrency_control.bigquery_concurrency = $LIMIT
-pg_concurrency_control.queue_order = $ORDER
+$(gate_limits_conf "$LIMIT" "$ORDER")
 pg_concurrency_control.warm_max_wait = $WARM_WAIT
 EOC
 	chown postgres "$DIR/data/postgresql.auto.conf"

@@ -21,9 +21,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-[ "$(id -u)" -eq 0 ] || { echo "run as root" >&2; exit 2; }
-ensure_packages "${PCC_PACKAGES[@]}"
-build_and_install "$ROOT/pg_concurrency_control"
+prepare_as_root
 ulimit -n "$(ulimit -Hn)"
 
 cluster_create pcc-soak 55497

@@ -68,3 +68,19 @@ cluster_destroy() {
 	cluster_ctl -m immediate stop >/dev/null 2>&1 || true
 	rm -rf "$PCC_DIR"
 }
+
+# The start of every benchmark script: root, packages (the common ones and
+# any named), the module built and installed from $ROOT.
+prepare_as_root() {
+	[ "$(id -u)" -eq 0 ] || { echo "run as root" >&2; exit 2; }
+	ensure_packages "${PCC_PACKAGES[@]}" "$@" || exit 2
+	build_and_install "$ROOT/pg_concurrency_control" || { echo "build failed" >&2; exit 2; }
+}
+
+# postgresql.conf lines: all four gate limits set to $1, queue order $2.
+gate_limits_conf() {
+	for gate in transaction query autocommit bigquery; do
+		echo "pg_concurrency_control.${gate}_concurrency = $1"
+	done
+	echo "pg_concurrency_control.queue_order = $2"
+}
