@@ -20,8 +20,12 @@
  * - PccGate.limit and PccGate.stuck are plain atomics: limit is written by
  *   GUC assign hooks (postmaster and backends, all writing the same value),
  *   stuck only by the watchdog worker.
- * - PccBackend.held and held_since are written only by the owning backend;
- *   others read them racily for monitoring and for the deadlock escape.
+ * - PccBackend.held, held_since, held_ticket and held_turn are written only
+ *   by the owning backend; others read them racily for monitoring and for
+ *   the deadlock escape.
+ * - PccGate.tickets and turns number queue entries and grants; they are
+ *   bumped under the mutex and copied into the waiter's queue_ticket and
+ *   granted_turn there, so under fifo, turns follow tickets exactly.
  * - PccBackend.status goes QUEUED -> GRANTED only under the gate mutex, by
  *   whoever grants.  The owner resets it to NONE: under the mutex when it
  *   leaves the queue itself, without it once granted, since nobody else
@@ -101,6 +105,8 @@ typedef struct PccGate
 	uint64		max_wait_us;
 	uint64		admitted_at_reset;	/* admitted when last reset */
 	TimestampTz reset_time;
+	uint64		tickets;		/* queue entries since start (never reset) */
+	uint64		turns;			/* grants to waiters since start */
 } PccGate;
 
 typedef union PccGatePadded
@@ -124,9 +130,14 @@ typedef struct PccBackend
 	pg_atomic_uint32 status;	/* PccWaitStatus */
 	int			queue_gate;		/* gate queued on, or PCC_NO_GATE */
 	TimestampTz queue_since;	/* when it joined the queue */
+	uint64		queue_ticket;	/* its number in that queue, 0 if it did
+								 * not queue for its last admission */
+	uint64		granted_turn;	/* the gate's turn count when it was granted */
 	int			pid;			/* owner, 0 when the entry is unused */
 	pg_atomic_uint32 held;		/* bitmask of gates this backend holds */
 	TimestampTz held_since[PCC_NUM_GATES];
+	uint64		held_ticket[PCC_NUM_GATES]; /* queue_ticket of the held slot */
+	uint64		held_turn[PCC_NUM_GATES];	/* granted_turn of the held slot */
 	char		pad[PG_CACHE_LINE_SIZE];	/* keep owners apart */
 } PccBackend;
 

@@ -118,6 +118,7 @@ pcc_gate_grant_locked(PccGate *gate, int *wake, bool *more)
 		dlist_delete(&be->queue_node);
 		/* transfer: one more running, one less waiting, in one step */
 		pg_atomic_fetch_add_u64(&gate->state, 1 - WAITING_ONE);
+		be->granted_turn = ++gate->turns;
 		pg_atomic_write_u32(&be->status, PCC_WAIT_GRANTED);
 
 		if (running >= limit)
@@ -251,6 +252,7 @@ pcc_gate_enqueue(PccGateId id, PccGate *gate, PccBackend *me)
 	}
 	me->queue_gate = id;
 	me->queue_since = GetCurrentTimestamp();
+	me->queue_ticket = ++gate->tickets;
 	pg_atomic_write_u32(&me->status, PCC_WAIT_QUEUED);
 	dlist_push_tail(&gate->queue, &me->queue_node);
 	/* a raised limit not yet acted on may leave a slot free: use it */
@@ -361,6 +363,8 @@ pcc_gate_acquire(PccGateId id, int timeout_ms, PccTimeoutAction action)
 	PccBackend *me = pcc_my_backend();
 	PccAdmission result;
 
+	me->queue_ticket = 0;		/* until it joins a queue */
+	me->granted_turn = 0;
 	if (pcc_gate_try_fast(gate))
 		return PCC_ADMITTED;
 	if (pcc_gate_enqueue(id, gate, me))

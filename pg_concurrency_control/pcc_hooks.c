@@ -155,6 +155,8 @@ pcc_take_slot(PccGateId id)
 
 	me = pcc_my_backend();
 	me->held_since[id] = GetCurrentStatementStartTimestamp();
+	me->held_ticket[id] = me->queue_ticket;
+	me->held_turn[id] = me->granted_turn;
 	pg_atomic_fetch_or_u32(&me->held, 1U << id);
 	return true;
 }

@@ -22,7 +22,8 @@ PG_FUNCTION_INFO_V1(pg_concurrency_control_reset);
 PG_FUNCTION_INFO_V1(pg_concurrency_control_check);
 
 #define STATUS_COLS		15
-#define BACKENDS_COLS	4
+#define BACKENDS_COLS	6
+#define BACKENDS_COLS_V1_0	4
 #define CHECK_COLS		2
 
 /* A gate's numbers, copied out under its mutex. */
@@ -126,9 +127,11 @@ pg_concurrency_control_status(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
+/* One row of backends(); ticket and turn are NULL when zero. */
 static void
 put_backend_row(ReturnSetInfo *rsinfo, int pid, PccGateId id,
-				const char *state, TimestampTz since)
+				const char *state, TimestampTz since, uint64 ticket,
+				uint64 turn)
 {
 	Datum		values[BACKENDS_COLS];
 	bool		nulls[BACKENDS_COLS] = {0};
@@ -137,10 +140,18 @@ put_backend_row(ReturnSetInfo *rsinfo, int pid, PccGateId id,
 	values[1] = CStringGetTextDatum(pcc_gate_name(id));
 	values[2] = CStringGetTextDatum(state);
 	values[3] = TimestampTzGetDatum(since);
+	values[4] = Int64GetDatum((int64) ticket);
+	nulls[4] = ticket == 0;
+	values[5] = Int64GetDatum((int64) turn);
+	nulls[5] = turn == 0;
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
-/* pg_concurrency_control_backends(): who holds or waits for a slot. */
+/*
+ * pg_concurrency_control_backends(): who holds or waits for a slot.  The
+ * 1.0 definition without ticket and turn is served too, so the library
+ * can be upgraded before ALTER EXTENSION UPDATE.
+ */
 Datum
 pg_concurrency_control_backends(PG_FUNCTION_ARGS)
 {
@@ -148,7 +159,8 @@ pg_concurrency_control_backends(PG_FUNCTION_ARGS)
 
 	pcc_require_shared();
 	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != BACKENDS_COLS)
+	if (rsinfo->setDesc->natts != BACKENDS_COLS &&
+		rsinfo->setDesc->natts != BACKENDS_COLS_V1_0)
 		elog(ERROR, "incorrect number of output arguments");
 
 	for (int i = 0; i < pcc_shared->nbackends; i++)
@@ -163,11 +175,13 @@ pg_concurrency_control_backends(PG_FUNCTION_ARGS)
 		held = pg_atomic_read_u32(&be->held);
 		for (int id = 0; id < PCC_NUM_GATES; id++)
 			if (held & (1U << id))
-				put_backend_row(rsinfo, pid, id, "running", be->held_since[id]);
+				put_backend_row(rsinfo, pid, id, "running", be->held_since[id],
+								be->held_ticket[id], be->held_turn[id]);
 		queue_gate = be->queue_gate;
 		if (queue_gate != PCC_NO_GATE &&
 			pg_atomic_read_u32(&be->status) == PCC_WAIT_QUEUED)
-			put_backend_row(rsinfo, pid, queue_gate, "waiting", be->queue_since);
+			put_backend_row(rsinfo, pid, queue_gate, "waiting",
+							be->queue_since, be->queue_ticket, 0);
 	}
 	return (Datum) 0;
 }

@@ -81,11 +81,10 @@ static const Script scripts[] = {
 	{"bigsql", 1, {{"SELECT /*+bigsql*/ sum(abalance) FROM pgbench_accounts WHERE aid BETWEEN $1 AND $2 + 20000",
 			"SELECT /*+bigsql*/ sum(abalance) FROM pgbench_accounts WHERE aid BETWEEN %d AND %d + 20000",
 			2, {P_AID, P_AID}}}},
-	/* for the FIFO test: arrival (BEGIN) and admission times of each block */
-	{"admission-log", 3, {ST_BEGIN,
-			{"INSERT INTO adm VALUES (transaction_timestamp(), clock_timestamp())",
-			"INSERT INTO adm VALUES (transaction_timestamp(), clock_timestamp())", 0, {0}},
-	ST_END}},
+	/* for the FIFO test: the queue ticket and grant turn of each block */
+#define ADM_LOG "INSERT INTO adm SELECT ticket, turn FROM pg_concurrency_control_backends()" \
+	" WHERE pid = pg_backend_pid() AND gate = 'transaction' AND ticket IS NOT NULL"
+	{"admission-log", 3, {ST_BEGIN, {ADM_LOG, ADM_LOG, 0, {0}}, ST_END}},
 };
 
 /* Log-bucketed latency histogram in microseconds. */
@@ -647,7 +646,7 @@ usage(void)
 			"  -j N        threads (one per CPU)\n"
 			"  -T SECS     steady-state duration (60)\n"
 			"  -w NAME     tpcb | simple-update | select-only | autocommit-update | bigsql\n"
-			"              | admission-log (needs a table adm (arrived, admitted timestamptz))\n"
+			"              | admission-log (needs a table adm (ticket, turn bigint))\n"
 			"  -M MODE     prepared | simple (prepared)\n"
 			"  -s SCALE    scale (read from pgbench_branches)\n"
 			"  -r N        connection attempts in flight per thread (16)\n"

@@ -1,11 +1,17 @@
 -- The module is preloaded by the test configuration; the SQL interface
--- comes with the extension.
-CREATE EXTENSION pg_concurrency_control;
+-- comes with the extension.  Install 1.0 and walk the upgrade path: the
+-- library serves the old definition of backends() until the update.
+CREATE EXTENSION pg_concurrency_control VERSION '1.0';
+SELECT gate, state FROM pg_concurrency_control_backends()
+ WHERE pid = pg_backend_pid();
+ALTER EXTENSION pg_concurrency_control UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'pg_concurrency_control';
 SELECT gate, max_concurrency FROM pg_concurrency_control ORDER BY gate;
 SELECT * FROM pg_concurrency_control_check();
 -- This session runs the query, so exactly one query slot is in use.
 SELECT gate, running, waiting FROM pg_concurrency_control ORDER BY gate;
-SELECT gate, state FROM pg_concurrency_control_backends()
+-- It took its slot without queueing: no ticket, no turn.
+SELECT gate, state, ticket, turn FROM pg_concurrency_control_backends()
  WHERE pid = pg_backend_pid() ORDER BY gate;
 -- The admissions per gate since the last reset, for the classification tests.
 CREATE FUNCTION pcc_admitted() RETURNS TABLE (gate text, admitted bigint)

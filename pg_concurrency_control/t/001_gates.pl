@@ -42,6 +42,7 @@ no_problems($node, 'blocking');
 # --- FIFO: three waiters are admitted in arrival order
 pcc_reload($node, transaction_concurrency => 1);
 my @w = map { session($node) } 1 .. 3;
+my @pids = map { backend_pid($_) } @w;
 $s[0]->query_safe('BEGIN');
 for my $i (0 .. 2)
 {
@@ -49,6 +50,10 @@ for my $i (0 .. 2)
 		"BEGIN; INSERT INTO admissions (who) VALUES ('w$i'); COMMIT;");
 	ok(wait_gate($node, 'transaction', 'waiting', $i + 1), "waiter $i queued");
 }
+is( $node->safe_psql('pccmon',
+		"SELECT string_agg(pid::text, ',' ORDER BY ticket) FROM pg_concurrency_control_backends()"
+		  . " WHERE gate = 'transaction' AND state = 'waiting' AND turn IS NULL"),
+	join(',', @pids), 'backends(): waiters hold tickets in arrival order');
 $s[0]->query_safe('COMMIT');
 finish($_) for @w;
 is($node->safe_psql('postgres', 'SELECT string_agg(who, \',\' ORDER BY seq) FROM admissions'),
