@@ -30,6 +30,13 @@
  *   whoever grants.  The owner resets it to NONE: under the mutex when it
  *   leaves the queue itself, without it once granted, since nobody else
  *   touches a granted entry.
+ * - A lingering slot (kept between two transactions of one turn, see
+ *   pcc_gate_linger) stays counted in "running" and sits on
+ *   PccGate.lingering.  PccBackend.linger_gate and linger_node change only
+ *   under that gate's mutex: the owner sets it when it starts lingering and
+ *   whoever ends the linger (the owner resuming or leaving, or anyone
+ *   reclaiming an expired slot) resets it.  The owner may read linger_gate
+ *   without the mutex: if it reads PCC_NO_GATE, it is not lingering.
  *
  *-------------------------------------------------------------------------
  */
@@ -107,6 +114,10 @@ typedef struct PccGate
 	TimestampTz reset_time;
 	uint64		tickets;		/* queue entries since start (never reset) */
 	uint64		turns;			/* grants to waiters since start */
+	dlist_head	lingering;		/* PccBackend.linger_node, slots kept idle
+								 * between two transactions of a turn */
+	uint32		nlingering;		/* its length (read racily by the watchdog) */
+	uint64		resumed;		/* transactions that continued a turn */
 } PccGate;
 
 typedef union PccGatePadded
@@ -133,11 +144,16 @@ typedef struct PccBackend
 	uint64		queue_ticket;	/* its number in that queue, 0 if it did
 								 * not queue for its last admission */
 	uint64		granted_turn;	/* the gate's turn count when it was granted */
+	TimestampTz granted_at;		/* when its last slot was granted */
 	int			pid;			/* owner, 0 when the entry is unused */
 	pg_atomic_uint32 held;		/* bitmask of gates this backend holds */
 	TimestampTz held_since[PCC_NUM_GATES];
 	uint64		held_ticket[PCC_NUM_GATES]; /* queue_ticket of the held slot */
 	uint64		held_turn[PCC_NUM_GATES];	/* granted_turn of the held slot */
+	TimestampTz turn_start;		/* when its current turn began */
+	dlist_node	linger_node;	/* link in PccGate.lingering */
+	int			linger_gate;	/* gate whose slot it keeps, or PCC_NO_GATE */
+	TimestampTz linger_until;	/* the end of its turn */
 	char		pad[PG_CACHE_LINE_SIZE];	/* keep owners apart */
 } PccBackend;
 
@@ -148,6 +164,7 @@ typedef struct PccShared
 	pg_atomic_uint32 max_waiters;	/* per gate, 0 = unbounded */
 	pg_atomic_uint32 queue_order;	/* PccQueueOrder */
 	pg_atomic_uint32 warm_max_wait_ms;	/* PCC_ORDER_WARM starvation bound */
+	pg_atomic_uint32 quantum_ms;	/* longest turn, 0 = one transaction */
 	int			nbackends;
 	PccBackend	backends[FLEXIBLE_ARRAY_MEMBER];
 } PccShared;
@@ -164,6 +181,9 @@ extern PccAdmission pcc_gate_acquire(PccGateId id, int timeout_ms,
 									 PccTimeoutAction action);
 extern void pcc_gate_release(PccGateId id);
 extern void pcc_gate_abandon_wait(void);
+extern void pcc_gate_linger(PccGateId id);
+extern bool pcc_gate_resume(PccGateId id);
+extern void pcc_gate_end_linger(void);
 extern void pcc_gate_grant_waiters(PccGate *gate);
 extern int	pcc_gate_count_stuck_holders(PccGateId id, TimestampTz now);
 extern const char *pcc_gate_name(PccGateId id);
@@ -182,6 +202,7 @@ extern int	pcc_bigsql_timeout_action;
 extern int	pcc_max_waiters;
 extern int	pcc_queue_order;
 extern int	pcc_warm_max_wait;
+extern int	pcc_quantum;
 extern void pcc_define_gucs(void);
 extern void pcc_publish_settings(void);
 extern const char *pcc_limit_guc_name(PccGateId id);

@@ -7,12 +7,16 @@
  * a slot and one to give it back.  Slow path: the backend queues under the
  * gate's spinlock and sleeps on its own latch; a releaser hands its slot
  * straight to the next waiter chosen by pcc_gate_next_waiter() and sets
- * that waiter's latch.  See pcc.h for the locking rules.
+ * that waiter's latch.  With pg_concurrency_control.quantum, a session
+ * admitted to the transaction-scoped slot of a gate keeps it between the
+ * transactions of its turn (see pcc_gate_linger).  See pcc.h for the
+ * locking rules.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/interrupt.h"
@@ -81,6 +85,40 @@ pcc_gate_unqueue(PccGate *gate, PccBackend *be, PccWaitStatus new_status)
 	pg_atomic_write_u32(&be->status, new_status);
 }
 
+/* Take be off the lingering list.  Caller holds the gate mutex. */
+static void
+pcc_gate_unlinger_locked(PccGate *gate, PccBackend *be)
+{
+	dlist_delete(&be->linger_node);
+	be->linger_gate = PCC_NO_GATE;
+	gate->nlingering--;
+}
+
+/*
+ * Free the lingering slots whose turn is over, any that a lowered limit no
+ * longer allows, and all of them once nobody waits (the waiters they were
+ * kept against left).  Caller holds the gate mutex.
+ */
+static void
+pcc_gate_reclaim_locked(PccGate *gate, TimestampTz now)
+{
+	uint32		limit = pg_atomic_read_u32(&gate->limit);
+	dlist_mutable_iter iter;
+
+	dlist_foreach_modify(iter, &gate->lingering)
+	{
+		PccBackend *be = dlist_container(PccBackend, linger_node, iter.cur);
+		uint64		state = pg_atomic_read_u64(&gate->state);
+
+		if (be->linger_until > now && pcc_state_running(state) <= limit &&
+			pcc_state_waiting(state) > 0)
+			continue;
+		pcc_gate_unlinger_locked(gate, be);
+		pg_atomic_fetch_sub_u64(&gate->state, 1);
+		pg_atomic_fetch_add_u64(&gate->released, 1);
+	}
+}
+
 /*
  * Hand free slots to waiters while there are both.  A slot is free while
  * running, minus holders stuck on heavyweight locks, is under the limit.
@@ -96,6 +134,11 @@ pcc_gate_grant_locked(PccGate *gate, int *wake, bool *more)
 	int			nwake = 0;
 
 	*more = false;
+	if (gate->nlingering > 0)
+	{
+		now = GetCurrentTimestamp();
+		pcc_gate_reclaim_locked(gate, now);
+	}
 	for (;;)
 	{
 		uint64		state = pg_atomic_read_u64(&gate->state);
@@ -119,6 +162,7 @@ pcc_gate_grant_locked(PccGate *gate, int *wake, bool *more)
 		/* transfer: one more running, one less waiting, in one step */
 		pg_atomic_fetch_add_u64(&gate->state, 1 - WAITING_ONE);
 		be->granted_turn = ++gate->turns;
+		be->granted_at = now;
 		pg_atomic_write_u32(&be->status, PCC_WAIT_GRANTED);
 
 		if (running >= limit)
@@ -365,6 +409,7 @@ pcc_gate_acquire(PccGateId id, int timeout_ms, PccTimeoutAction action)
 
 	me->queue_ticket = 0;		/* until it joins a queue */
 	me->granted_turn = 0;
+	me->granted_at = GetCurrentStatementStartTimestamp();
 	if (pcc_gate_try_fast(gate))
 		return PCC_ADMITTED;
 	if (pcc_gate_enqueue(id, gate, me))
@@ -441,6 +486,98 @@ pcc_gate_abandon_wait(void)
 
 	if (granted)
 		pcc_gate_release(id);
+}
+
+/*
+ * At the end of a transaction that held the slot of gate id: keep the slot
+ * for this session's next transaction while others wait and its turn, the
+ * quantum since it was admitted, is not over.  A warm backend then runs
+ * the transactions of its turn back to back instead of handing the slot to
+ * a cold one after each, which on a small machine with many sessions costs
+ * more than the work.  A kept slot nobody resumes is freed when the turn
+ * ends (pcc_gate_reclaim_locked, the watchdog making sure it happens).
+ */
+void
+pcc_gate_linger(PccGateId id)
+{
+	PccGate    *gate = pcc_gate(id);
+	PccBackend *me = pcc_my_backend();
+	uint32		quantum_ms = pg_atomic_read_u32(&pcc_shared->quantum_ms);
+	TimestampTz turn_end = me->turn_start + (TimestampTz) quantum_ms * 1000;
+	uint64		state;
+
+	if (quantum_ms == 0 ||
+		pcc_state_waiting(pg_atomic_read_u64(&gate->state)) == 0 ||
+		GetCurrentTimestamp() >= turn_end)
+	{
+		pcc_gate_release(id);
+		return;
+	}
+
+	SpinLockAcquire(&gate->mutex);
+	state = pg_atomic_read_u64(&gate->state);
+	if (pcc_state_waiting(state) == 0 ||
+		pcc_state_running(state) > pg_atomic_read_u32(&gate->limit))
+	{
+		SpinLockRelease(&gate->mutex);
+		pcc_gate_release(id);
+		return;
+	}
+	me->linger_until = turn_end;
+	me->linger_gate = id;
+	dlist_push_tail(&gate->lingering, &me->linger_node);
+	gate->nlingering++;
+	SpinLockRelease(&gate->mutex);
+}
+
+/*
+ * At the start of a transaction that wants a slot of gate id: if this
+ * session still keeps a slot from its last transaction, continue the turn
+ * with it when it is of that gate and the turn is not over, otherwise give
+ * it back.  Returns true if the session now holds a slot of gate id.
+ * PCC_NO_GATE just gives back what is kept (at exit).
+ */
+bool
+pcc_gate_resume(PccGateId id)
+{
+	PccBackend *me = pcc_my_backend();
+	int			kept = me->linger_gate;
+	PccGate    *gate;
+	TimestampTz now;
+	bool		resume;
+
+	if (kept == PCC_NO_GATE)
+		return false;
+	gate = pcc_gate(kept);
+	now = GetCurrentTimestamp();
+
+	SpinLockAcquire(&gate->mutex);
+	if (me->linger_gate != kept)
+	{
+		/* reclaimed meanwhile: the slot is no longer ours */
+		SpinLockRelease(&gate->mutex);
+		return false;
+	}
+	pcc_gate_unlinger_locked(gate, me);
+	resume = kept == (int) id && now < me->linger_until &&
+		pcc_state_running(pg_atomic_read_u64(&gate->state)) <=
+		pg_atomic_read_u32(&gate->limit);
+	if (resume)
+		gate->resumed++;
+	SpinLockRelease(&gate->mutex);
+
+	if (!resume)
+		pcc_gate_release(kept);
+	return resume;
+}
+
+/* At exit: give back a slot kept from the last transaction. */
+void
+pcc_gate_end_linger(void)
+{
+	if (pcc_shared == NULL || MyProc == NULL)
+		return;
+	(void) pcc_gate_resume(PCC_NO_GATE);
 }
 
 /*

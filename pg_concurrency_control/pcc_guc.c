@@ -34,6 +34,7 @@ int			pcc_bigsql_timeout_action = PCC_ACTION_ERROR;
 int			pcc_max_waiters = 0;
 int			pcc_queue_order = PCC_ORDER_FIFO;
 int			pcc_warm_max_wait = 1;
+int			pcc_quantum = 0;
 
 static const char *const limit_guc_names[PCC_NUM_GATES] = {
 	"pg_concurrency_control.query_concurrency",
@@ -127,6 +128,13 @@ assign_warm_max_wait(int newval, void *extra)
 		pg_atomic_write_u32(&pcc_shared->warm_max_wait_ms, (uint32) newval);
 }
 
+static void
+assign_quantum(int newval, void *extra)
+{
+	if (pcc_shared)
+		pg_atomic_write_u32(&pcc_shared->quantum_ms, (uint32) newval);
+}
+
 /* Copy every shared setting into shared memory (at shmem creation). */
 void
 pcc_publish_settings(void)
@@ -135,6 +143,7 @@ pcc_publish_settings(void)
 	assign_max_waiters(pcc_max_waiters, NULL);
 	assign_queue_order(pcc_queue_order, NULL);
 	assign_warm_max_wait(pcc_warm_max_wait, NULL);
+	assign_quantum(pcc_quantum, NULL);
 }
 
 static void
@@ -219,5 +228,10 @@ pcc_define_gucs(void)
 							"With queue_order = warm, a waiter older than this is admitted first.",
 							NULL, &pcc_warm_max_wait, 1, 0, 3600 * 1000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, assign_warm_max_wait, NULL);
+	DefineCustomIntVariable("pg_concurrency_control.quantum",
+							"Longest turn: while others wait, a session keeps its slot for the next transaction until this long after it was admitted.",
+							"0 gives the slot back after every transaction.",
+							&pcc_quantum, 0, 0, 60 * 1000,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, assign_quantum, NULL);
 	MarkGUCPrefixReserved("pg_concurrency_control");
 }

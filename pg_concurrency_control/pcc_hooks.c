@@ -14,6 +14,8 @@
  *   held until its transaction ends.
  * - Inside a block, a big statement takes a bigquery slot until its
  *   executor ends (a cursor: until it is closed).
+ * With pg_concurrency_control.quantum, the transaction-scoped slot may be
+ * kept for the session's next transaction (pcc_gate_linger).
  * "Top level" excludes everything run by another statement: functions,
  * triggers, SPI, DO and CALL bodies, planning-time evaluation, and work
  * done while committing.  Utility statements take no slot, except that
@@ -89,10 +91,14 @@ pcc_gating_applies(void)
 		MyBackendType == B_BACKEND && !IsParallelWorker();
 }
 
-/* Release every slot this backend holds: transaction end and exit. */
+/*
+ * Release every slot this backend holds: at transaction end, where the
+ * transaction's slot may be kept for the next one of its turn, and at exit.
+ */
 static void
-pcc_release_all(void)
+pcc_release_all(bool at_exit)
 {
+	int			kept = at_exit ? PCC_NO_GATE : transaction_gate;
 	PccBackend *me;
 	uint32		held;
 
@@ -108,8 +114,14 @@ pcc_release_all(void)
 		return;					/* the common case: nothing to give back */
 	held = pg_atomic_exchange_u32(&me->held, 0);
 	for (int id = 0; id < PCC_NUM_GATES; id++)
-		if (held & (1U << id))
+	{
+		if ((held & (1U << id)) == 0)
+			continue;
+		if (id == kept)
+			pcc_gate_linger(id);
+		else
 			pcc_gate_release(id);
+	}
 }
 
 /* before_shmem_exit: leave any queue and give every slot back. */
@@ -117,7 +129,8 @@ static void
 pcc_backend_exit(int code, Datum arg)
 {
 	pcc_gate_abandon_wait();
-	pcc_release_all();
+	pcc_release_all(true);
+	pcc_gate_end_linger();
 	if (pcc_shared != NULL && MyProc != NULL)
 		pcc_my_backend()->pid = 0;
 }
@@ -129,9 +142,18 @@ pcc_register_backend(void)
 
 	pg_atomic_write_u32(&me->held, 0);
 	me->queue_gate = PCC_NO_GATE;
+	Assert(me->linger_gate == PCC_NO_GATE);
 	me->pid = MyProcPid;
 	before_shmem_exit(pcc_backend_exit, (Datum) 0);
 	exit_hook_registered = true;
+}
+
+/* Record a slot as held, before anything can interrupt us. */
+static void
+pcc_mark_held(PccBackend *me, PccGateId id)
+{
+	me->held_since[id] = GetCurrentStatementStartTimestamp();
+	pg_atomic_fetch_or_u32(&me->held, 1U << id);
 }
 
 /*
@@ -154,10 +176,27 @@ pcc_take_slot(PccGateId id)
 		return false;
 
 	me = pcc_my_backend();
-	me->held_since[id] = GetCurrentStatementStartTimestamp();
 	me->held_ticket[id] = me->queue_ticket;
 	me->held_turn[id] = me->granted_turn;
-	pg_atomic_fetch_or_u32(&me->held, 1U << id);
+	pcc_mark_held(me, id);
+	return true;
+}
+
+/*
+ * Continue this session's turn with the slot of gate id kept from its last
+ * transaction, if it kept one; its ticket and turn stay those of the turn.
+ */
+static bool
+pcc_resume_turn(PccGateId id)
+{
+	PccBackend *me;
+
+	if (!exit_hook_registered)
+		return false;			/* has never held a slot */
+	me = pcc_my_backend();
+	if (me->linger_gate == PCC_NO_GATE || !pcc_gate_resume(id))
+		return false;
+	pcc_mark_held(me, id);
 	return true;
 }
 
@@ -172,8 +211,13 @@ pcc_give_slot(PccGateId id)
 static void
 pcc_admit_transaction(PccGateId id)
 {
-	if (pcc_take_slot(id))
+	if (pcc_resume_turn(id))
 		transaction_gate = id;
+	else if (pcc_take_slot(id))
+	{
+		transaction_gate = id;
+		pcc_my_backend()->turn_start = pcc_my_backend()->granted_at;
+	}
 	transaction_admitted = true;
 }
 
@@ -423,7 +467,7 @@ pcc_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PREPARE:
 			committing = false;
-			pcc_release_all();
+			pcc_release_all(false);
 			in_explicit_block = chain_pending;
 			want_transaction_slot = chain_pending;
 			chain_pending = false;

@@ -80,11 +80,13 @@ pcc_shmem_startup(void)
 			pg_atomic_init_u64(&gate->released, 0);
 			SpinLockInit(&gate->mutex);
 			dlist_init(&gate->queue);
+			dlist_init(&gate->lingering);
 			gate->reset_time = now;
 		}
 		pg_atomic_init_u32(&pcc_shared->max_waiters, 0);
 		pg_atomic_init_u32(&pcc_shared->queue_order, PCC_ORDER_FIFO);
 		pg_atomic_init_u32(&pcc_shared->warm_max_wait_ms, 0);
+		pg_atomic_init_u32(&pcc_shared->quantum_ms, 0);
 		pcc_shared->nbackends = pcc_backend_slots();
 		for (int i = 0; i < pcc_shared->nbackends; i++)
 		{
@@ -93,6 +95,7 @@ pcc_shmem_startup(void)
 			pg_atomic_init_u32(&be->status, PCC_WAIT_NONE);
 			pg_atomic_init_u32(&be->held, 0);
 			be->queue_gate = PCC_NO_GATE;
+			be->linger_gate = PCC_NO_GATE;
 		}
 	}
 	LWLockRelease(AddinShmemInitLock);

@@ -21,7 +21,8 @@ PG_FUNCTION_INFO_V1(pg_concurrency_control_backends);
 PG_FUNCTION_INFO_V1(pg_concurrency_control_reset);
 PG_FUNCTION_INFO_V1(pg_concurrency_control_check);
 
-#define STATUS_COLS		15
+#define STATUS_COLS		17
+#define STATUS_COLS_V1_0	15
 #define BACKENDS_COLS	6
 #define BACKENDS_COLS_V1_0	4
 #define CHECK_COLS		2
@@ -44,8 +45,11 @@ typedef struct GateSnapshot
 	uint64		max_wait_us;
 	uint64		admitted_at_reset;
 	TimestampTz reset_time;
+	uint64		resumed;
 	int			queue_length;
 	bool		queue_consistent;
+	int			lingering;		/* length of the lingering list */
+	bool		lingering_consistent;
 } GateSnapshot;
 
 static void
@@ -72,6 +76,7 @@ snapshot_gate(PccGateId id, GateSnapshot *s)
 	s->max_wait_us = gate->max_wait_us;
 	s->admitted_at_reset = gate->admitted_at_reset;
 	s->reset_time = gate->reset_time;
+	s->resumed = gate->resumed;
 	s->queue_length = 0;
 	s->queue_consistent = true;
 	dlist_foreach(iter, &gate->queue)
@@ -83,18 +88,35 @@ snapshot_gate(PccGateId id, GateSnapshot *s)
 			pg_atomic_read_u32(&be->status) != PCC_WAIT_QUEUED)
 			s->queue_consistent = false;
 	}
+	s->lingering = 0;
+	s->lingering_consistent = true;
+	dlist_foreach(iter, &gate->lingering)
+	{
+		PccBackend *be = dlist_container(PccBackend, linger_node, iter.cur);
+
+		s->lingering++;
+		if (be->linger_gate != (int) id)
+			s->lingering_consistent = false;
+	}
+	if (s->lingering != (int) gate->nlingering)
+		s->lingering_consistent = false;
 	SpinLockRelease(&gate->mutex);
 }
 
-/* pg_concurrency_control_status(): one row per gate. */
+/*
+ * pg_concurrency_control_status(): one row per gate.  The 1.0 definition
+ * without lingering and resumed is served too.
+ */
 Datum
 pg_concurrency_control_status(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int			natts;
 
 	pcc_require_shared();
 	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != STATUS_COLS)
+	natts = rsinfo->setDesc->natts;
+	if (natts != STATUS_COLS && natts != STATUS_COLS_V1_0)
 		elog(ERROR, "incorrect number of output arguments");
 
 	for (int id = 0; id < PCC_NUM_GATES; id++)
@@ -121,7 +143,12 @@ pg_concurrency_control_status(PG_FUNCTION_ARGS)
 		values[i++] = Float8GetDatum(s.queued > 0 ?
 									 s.total_wait_us / 1000.0 / s.queued : 0.0);
 		values[i++] = TimestampTzGetDatum(s.reset_time);
-		Assert(i == STATUS_COLS);
+		if (natts == STATUS_COLS)
+		{
+			values[i++] = Int32GetDatum(s.lingering);
+			values[i++] = Int64GetDatum((int64) s.resumed);
+		}
+		Assert(i == natts);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;
@@ -168,6 +195,7 @@ pg_concurrency_control_backends(PG_FUNCTION_ARGS)
 		PccBackend *be = &pcc_shared->backends[i];
 		int			pid = be->pid;
 		uint32		held;
+		int			linger_gate;
 		int			queue_gate;
 
 		if (pid == 0)
@@ -177,6 +205,11 @@ pg_concurrency_control_backends(PG_FUNCTION_ARGS)
 			if (held & (1U << id))
 				put_backend_row(rsinfo, pid, id, "running", be->held_since[id],
 								be->held_ticket[id], be->held_turn[id]);
+		linger_gate = be->linger_gate;
+		if (linger_gate != PCC_NO_GATE)
+			put_backend_row(rsinfo, pid, linger_gate, "lingering",
+							be->turn_start, be->held_ticket[linger_gate],
+							be->held_turn[linger_gate]);
 		queue_gate = be->queue_gate;
 		if (queue_gate != PCC_NO_GATE &&
 			pg_atomic_read_u32(&be->status) == PCC_WAIT_QUEUED)
@@ -206,6 +239,7 @@ pg_concurrency_control_reset(PG_FUNCTION_ARGS)
 		gate->escapes = 0;
 		gate->total_wait_us = 0;
 		gate->max_wait_us = 0;
+		gate->resumed = 0;
 		gate->reset_time = now;
 		SpinLockRelease(&gate->mutex);
 	}
@@ -254,9 +288,11 @@ pg_concurrency_control_check(PG_FUNCTION_ARGS)
 											 s.queue_length, s.waiting));
 		if (!s.queue_consistent)
 			put_problem(rsinfo, id, "a queued backend is not marked as queued on this gate");
-		if (holders != s.running)
-			put_problem(rsinfo, id, psprintf("%u backends hold a slot but running is %u",
-											 holders, s.running));
+		if (!s.lingering_consistent)
+			put_problem(rsinfo, id, "the lingering list does not match the backends keeping a slot");
+		if (holders + s.lingering != s.running)
+			put_problem(rsinfo, id, psprintf("%u backends hold a slot and %d keep one but running is %u",
+											 holders, s.lingering, s.running));
 		if (s.admitted - s.released != s.running)
 			put_problem(rsinfo, id, psprintf("admitted - released = " UINT64_FORMAT " but running is %u",
 											 s.admitted - s.released, s.running));

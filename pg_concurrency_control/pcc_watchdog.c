@@ -10,7 +10,8 @@
  * with waiters, the holders blocked on a heavyweight lock for longer than
  * deadlock_timeout, publishes that count, and hands slots to waiters as if
  * those holders were not there (as InnoDB does for innodb_thread_concurrency).
- * It also applies reloaded limits in case no waiter woke to do it.
+ * It also applies reloaded limits in case no waiter woke to do it, and
+ * frees kept slots whose turn is over (see pcc_gate_linger).
  *
  *-------------------------------------------------------------------------
  */
@@ -29,11 +30,21 @@
 
 PGDLLEXPORT void pcc_watchdog_main(Datum main_arg);
 
-/* How often to look: a quarter of deadlock_timeout, within [10ms, 250ms]. */
+/*
+ * How often to look: a quarter of deadlock_timeout, within [10ms, 250ms];
+ * while slots are kept between transactions, a quarter of the quantum, so
+ * that one nobody resumes is freed soon after its turn ends.
+ */
 static long
 pcc_watchdog_interval(void)
 {
-	return Max(10, Min(DeadlockTimeout / 4, 250));
+	long		interval = Max(10, Min(DeadlockTimeout / 4, 250));
+	long		quantum_ms = pg_atomic_read_u32(&pcc_shared->quantum_ms);
+
+	for (int id = 0; id < PCC_NUM_GATES; id++)
+		if (pcc_gate(id)->nlingering > 0)
+			return Min(interval, Max(1, quantum_ms / 4));
+	return interval;
 }
 
 /* One pass over the gates. */
@@ -52,7 +63,7 @@ pcc_watchdog_scan(void)
 			stuck = pcc_gate_count_stuck_holders(id, now);
 		if (pg_atomic_read_u32(&gate->stuck) != stuck)
 			pg_atomic_write_u32(&gate->stuck, stuck);
-		if (pcc_state_waiting(state) > 0)
+		if (pcc_state_waiting(state) > 0 || gate->nlingering > 0)
 			pcc_gate_grant_waiters(gate);
 	}
 }

@@ -24,6 +24,17 @@ SET pg_concurrency_control.bigquery_cost_threshold = -2;
 SET pg_concurrency_control.bypass = 'maybe';
 -- The prefix is reserved: a typo is an error, not a silent placeholder.
 SET pg_concurrency_control.query_concurency = 5;
+-- Server-wide parameters are checked by ALTER SYSTEM as a reload checks them.
+ALTER SYSTEM SET pg_concurrency_control.query_concurrency = -1;
+ALTER SYSTEM SET pg_concurrency_control.transaction_concurrency = 'many';
+ALTER SYSTEM SET pg_concurrency_control.quantum = -5;
+ALTER SYSTEM SET pg_concurrency_control.quantum = '2min';
+ALTER SYSTEM SET pg_concurrency_control.quantum = 'soon';
+ALTER SYSTEM SET pg_concurrency_control.queue_order = 'lifo';
+ALTER SYSTEM SET pg_concurrency_control.quantom = '5ms';
+ALTER SYSTEM SET pg_concurrency_control.quantum = '20ms';
+ALTER SYSTEM RESET pg_concurrency_control.quantum;
+SHOW pg_concurrency_control.quantum;
 RESET ALL;
 -- Ordinary users cannot set the superuser parameters.
 CREATE ROLE pcc_user;

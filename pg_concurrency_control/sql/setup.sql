@@ -1,11 +1,15 @@
 -- The module is preloaded by the test configuration; the SQL interface
 -- comes with the extension.  Install 1.0 and walk the upgrade path: the
--- library serves the old definition of backends() until the update.
+-- library serves the old definitions of backends() and status() until the
+-- update.
 CREATE EXTENSION pg_concurrency_control VERSION '1.0';
 SELECT gate, state FROM pg_concurrency_control_backends()
  WHERE pid = pg_backend_pid();
+SELECT gate, running FROM pg_concurrency_control WHERE gate = 'query';
 ALTER EXTENSION pg_concurrency_control UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'pg_concurrency_control';
+-- 1.2: the slots kept between the transactions of a turn.
+SELECT gate, lingering, resumed FROM pg_concurrency_control ORDER BY gate;
 SELECT gate, max_concurrency FROM pg_concurrency_control ORDER BY gate;
 SELECT * FROM pg_concurrency_control_check();
 -- This session runs the query, so exactly one query slot is in use.

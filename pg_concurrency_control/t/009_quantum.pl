@@ -1,0 +1,186 @@
+# pg_concurrency_control.quantum: a session keeps its transaction slot
+# between the transactions of its turn while others wait, and gives it back
+# when the turn ends, when it runs something needing another gate, and when
+# it exits or is terminated.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use PccTest;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+
+my $node = pcc_node('quantum',
+	"pg_concurrency_control.transaction_concurrency = 1",
+	"pg_concurrency_control.quantum = 0",
+	"deadlock_timeout = '10min'");
+$node->safe_psql('postgres',
+	'CREATE TABLE log (seq serial, who text, at timestamptz DEFAULT clock_timestamp())');
+
+sub log_order
+{
+	my $r = $node->safe_psql('postgres',
+		'SELECT string_agg(who, \',\' ORDER BY seq) FROM log');
+	$node->safe_psql('postgres', 'TRUNCATE log');
+	return $r;
+}
+
+sub txn
+{
+	my ($who) = @_;
+	return "BEGIN; INSERT INTO log (who) VALUES ('$who'); COMMIT;";
+}
+
+# Open a turn in s, queue one waiter behind it, end s's first transaction.
+sub turn_with_waiter
+{
+	my ($s, $w, $who) = @_;
+	$s->query_safe('BEGIN');
+	send_sql($w, txn($who));
+	ok(wait_gate($node, 'transaction', 'waiting', 1), "$who queues");
+	$s->query_safe('COMMIT');
+}
+
+# Seconds until the transaction gate has nobody waiting.
+sub seconds_until_admitted
+{
+	my $t0 = time();
+	wait_gate($node, 'transaction', 'waiting', 0) or return 999;
+	return time() - $t0;
+}
+
+my $s = session($node);
+my $s_pid = backend_pid($s);	# a query now would end the turns below
+my @w = map { session($node) } 1 .. 3;
+
+# --- quantum 0: every COMMIT hands the slot to the next waiter
+turn_with_waiter($s, $w[0], 'w');
+$s->query_safe(txn('s'));
+finish($w[0]);
+is(log_order(), 'w,s', 'quantum 0: the waiter goes before the next transaction');
+is(gate_value($node, 'transaction', 'lingering || \'/\' || resumed'), '0/0',
+	'quantum 0: nothing kept, nothing resumed');
+no_problems($node, 'quantum 0');
+
+# --- within its turn a session keeps the slot; waiters keep FIFO order
+pcc_reload($node, quantum => '1min');
+$s->query_safe('BEGIN');
+for my $i (0 .. 2)
+{
+	# each waiter ends its own turn with a query, which gives the slot back
+	send_sql($w[$i], txn("w$i") . ' SELECT 1;');
+	ok(wait_gate($node, 'transaction', 'waiting', $i + 1), "waiter $i queued");
+}
+$s->query_safe('COMMIT');
+is(gate_value($node, 'transaction', 'running || \'/\' || lingering'), '1/1',
+	'after COMMIT the slot is kept, still counted as running');
+is( $node->safe_psql('pccmon',
+		'SELECT state FROM pg_concurrency_control_backends() WHERE pid = '
+		  . $s_pid),
+	'lingering', 'backends() shows the session as lingering');
+no_problems($node, 'a kept slot');
+$s->query_safe(txn('s1'));
+$s->query_safe(txn('s2'));
+is(gate_value($node, 'transaction', 'waiting || \'/\' || resumed'), '3/2',
+	'two transactions continued the turn while three waited');
+no_problems($node, 'resumed transactions');
+$node->safe_psql('pccmon', 'SELECT pg_concurrency_control_reset()');
+is(gate_value($node, 'transaction', 'resumed'), '0', 'reset zeroes resumed');
+$s->query_safe('SELECT 1');
+my $secs = seconds_until_admitted();
+ok($secs < 5, "a query on another gate gives the kept slot back at once ($secs s)");
+finish($_) for @w;
+is(log_order(), 's1,s2,w0,w1,w2', 'the turn ran first, then the waiters in FIFO order');
+is(gate_value($node, 'transaction', 'running || \'/\' || lingering'), '0/0',
+	'every slot returned');
+no_problems($node, 'FIFO after a turn');
+
+# --- no waiter, no keeping: the slot is free for the fast path
+$s->query_safe(txn('alone'));
+is(gate_value($node, 'transaction', 'running || \'/\' || lingering'), '0/0',
+	'nobody waiting: COMMIT gives the slot back');
+log_order();
+
+# --- an idle session's kept slot is freed when its turn ends
+pcc_reload($node, quantum => '1s');
+$s->query_safe('BEGIN');
+my $turn_start = $s->query_safe('SELECT now()');
+send_sql($w[0], txn('w'));
+ok(wait_gate($node, 'transaction', 'waiting', 1), 'waiter queued behind a 1 s turn');
+$s->query_safe('COMMIT');
+finish($w[0]);
+my $waited = $node->safe_psql('postgres',
+	"SELECT extract(epoch FROM at - '$turn_start') FROM log WHERE who = 'w'");
+ok($waited >= 0.99 && $waited < 3,
+	"the waiter got the idle session's slot when the turn ended ($waited s)");
+log_order();
+no_problems($node, 'an expired turn');
+
+# --- a busy session keeps the slot for its quantum, then must queue
+$s->query_safe('BEGIN');
+$turn_start = $s->query_safe('SELECT now()');
+send_sql($w[0], txn('w'));
+ok(wait_gate($node, 'transaction', 'waiting', 1), 'waiter queued behind a busy turn');
+$s->query_safe('COMMIT');
+$s->query_safe(join(' ',
+	map { "BEGIN; INSERT INTO log (who) VALUES ('s'); SELECT pg_sleep(0.05); COMMIT;" } 1 .. 40));
+finish($w[0]);
+my ($before, $w_at, $after) = split /\|/, $node->safe_psql('postgres',
+	"SELECT count(*) FILTER (WHERE l.seq < w.seq), extract(epoch FROM min(w.at) - '$turn_start'),"
+	  . " count(*) FILTER (WHERE l.seq > w.seq)"
+	  . " FROM log l, (SELECT seq, at FROM log WHERE who = 'w') w WHERE l.who = 's'");
+ok($before >= 10, "the session ran $before transactions of its turn first");
+ok($w_at >= 0.95 && $w_at < 1.8, "the waiter was admitted when the 1 s turn ended ($w_at s)");
+is($before + $after, 40, 'then the session continued after the waiter');
+log_order();
+no_problems($node, 'a busy turn');
+
+# --- exit and termination give a kept slot back at once
+pcc_reload($node, quantum => '1min');
+for my $how ('exit', 'pg_terminate_backend')
+{
+	my $holder = session($node);
+	my $pid = backend_pid($holder);
+	$holder->query_safe('SET application_name = holder');	# no slot needed
+	turn_with_waiter($holder, $w[0], 'w');
+	is(gate_value($node, 'transaction', 'lingering'), '1', "$how: the slot is kept");
+	if ($how eq 'exit')
+	{
+		$holder->quit;
+	}
+	else
+	{
+		$node->safe_psql('pccmon', "SELECT pg_terminate_backend($pid)");
+		$holder->quit;
+	}
+	$secs = seconds_until_admitted();
+	ok($secs < 5, "$how: the waiter is admitted at once ($secs s)");
+	finish($w[0]);
+	$w[0]->query_safe('SELECT 1');	# end the waiter's own turn
+	is(gate_value($node, 'transaction', 'running || \'/\' || lingering'), '0/0',
+		"$how: every slot returned");
+	no_problems($node, $how);
+	log_order();
+}
+
+# --- when the last waiter leaves, the kept slot is freed before the turn ends
+turn_with_waiter($s, $w[0], 'w');
+is(gate_value($node, 'transaction', 'lingering'), '1', 'cancel: the slot is kept');
+my $w_pid = $node->safe_psql('pccmon',
+	"SELECT pid FROM pg_concurrency_control_backends() WHERE state = 'waiting'");
+$node->safe_psql('pccmon', "SELECT pg_cancel_backend($w_pid)");
+my $t0 = time();
+ok(wait_until($node,
+		"SELECT running = 0 AND lingering = 0 FROM pg_concurrency_control WHERE gate = 'transaction'", 10),
+	'the waiter cancelled, nobody waits: the kept slot is freed');
+$secs = time() - $t0;
+ok($secs < 5, "freed long before the 1 min turn ends ($secs s)");
+my (undef, $err) = finish($w[0]);
+like($err, qr/canceling statement due to user request/, 'the waiter was cancelled');
+no_problems($node, 'the last waiter leaving');
+log_order();
+
+$_->quit for ($s, @w);
+$node->stop;
+done_testing();
