@@ -1,6 +1,7 @@
 # A connection storm against the limit does not starve the holders: 800
 # connections arrive at once and queue for one transaction slot while the
-# holder keeps working, and with the queue full a holder's COMMIT (which
+# holder keeps working, once queued they cost the holder nothing, and with
+# the queue full a holder's COMMIT (which
 # hands the slot to the next waiter) costs what it costs with no queue.
 # Waiters that polled or a release that woke the whole queue would fail
 # both measures on two CPUs.
@@ -54,10 +55,16 @@ while (time() < $deadline)
 my $waiting = gate_value($node, 'transaction', 'waiting');
 cmp_ok($waiting, '>=', $storm - 10, "$waiting connections queued for the one slot");
 cmp_ok(scalar(@during), '>=', 5, scalar(@during) . ' holder statements ran while they arrived');
-my ($mq, $md) = (median(@quiet), median(@during));
-# connection start-up takes CPU of its own; polling waiters would take all
-cmp_ok($md, '<', 10 * $mq + 50,
-	sprintf('the holder is not starved by the storm: median %.2f ms, %.2f ms without it', $md, $mq));
+my @queued = map { holder_ms() } 1 .. 50;
+my ($mq, $md, $mf) = (median(@quiet), median(@during), median(@queued));
+# Connection start-up takes CPU of its own (on a slow VM, most of it), so
+# while they arrive the holder only has to keep going; once they all wait,
+# they must take no CPU at all: waiters that polled would take all of it.
+cmp_ok($md, '<', 20 * $mq + 500,
+	sprintf('the holder keeps running while the storm arrives: median %.2f ms, %.2f ms without it', $md, $mq));
+cmp_ok($mf, '<', 5 * $mq + 5,
+	sprintf('with %d queued the holder runs at its quiet speed: median %.2f ms, %.2f ms without them',
+		$waiting, $mf, $mq));
 my $t0 = time();
 $holder->query_safe('COMMIT');
 my $commit_ms = (time() - $t0) * 1000;
