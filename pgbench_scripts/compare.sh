@@ -4,14 +4,14 @@
 # stock pgbench TPC-B -M prepared.  Builds and installs the module first.
 #
 #   sudo pgbench_scripts/compare.sh --quick        64 and 1024 clients, 20 s steps
-#   sudo pgbench_scripts/compare.sh --clients "8 64 256 1024" --duration 60 --limit 16
+#   sudo pgbench_scripts/compare.sh --clients "8 64 256 1024" --duration 60 --limit 16 --quantum 100
 #
 # Prints a table and writes it to pgbench_scripts/results/<timestamp>/.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/scripts/lib.sh"
 
-CLIENTS="64 1024" DURATION=20 SCALE=10 LIMIT=64 ORDER=fifo PROTOCOL=prepared
+CLIENTS="64 1024" DURATION=20 SCALE=10 LIMIT=64 ORDER=fifo QUANTUM=0 PROTOCOL=prepared
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) CLIENTS="64 1024" DURATION=20 ;;
@@ -20,6 +20,7 @@ while [ $# -gt 0 ]; do
 	--scale) SCALE=$2; shift ;;
 	--limit) LIMIT=$2; shift ;;
 	--queue-order) ORDER=$2; shift ;;
+	--quantum) QUANTUM=$2; shift ;;
 	--protocol) PROTOCOL=$2; shift ;;
 	-h|--help) sed -n '2,9p' "$0"; exit 0 ;;
 	*) echo "unknown option $1" >&2; exit 2 ;;
@@ -47,7 +48,7 @@ fsync = off
 synchronous_commit = off
 full_page_writes = off
 max_wal_size = 8GB
-$(gate_limits_conf "$LIMIT" "$ORDER")
+$(gate_limits_conf "$LIMIT" "$ORDER" "$QUANTUM")
 EOC
 cluster_start native
 $PG_BINDIR/pgbench -h "$PCC_DIR" -p $PCC_PORT -U postgres -i -q -s "$SCALE" postgres >/dev/null 2>&1

@@ -30,14 +30,14 @@
 #include <libpq-fe.h>
 
 #define MAX_STMTS		8
-#define MAX_PARAMS		4
+#define MAX_PARAMS		5
 #define HIST_SUB		16		/* sub-buckets per power of two */
 #define HIST_BUCKETS	(HIST_SUB * 40)
 #define MAX_ERRCODES	32
 #define APP_NAME		"pccload"
 
 /* The parameters a script draws per transaction. */
-enum { P_AID, P_BID, P_TID, P_DELTA };
+enum { P_AID, P_BID, P_TID, P_DELTA, P_KEY2 };
 
 /* One statement of a script: SQL for both protocols and its parameters. */
 typedef struct Statement
@@ -81,6 +81,18 @@ static const Script scripts[] = {
 	{"bigsql", 1, {{"SELECT /*+bigsql*/ sum(abalance) FROM pgbench_accounts WHERE aid BETWEEN $1 AND $2 + 20000",
 			"SELECT /*+bigsql*/ sum(abalance) FROM pgbench_accounts WHERE aid BETWEEN %d AND %d + 20000",
 			2, {P_AID, P_AID}}}},
+	/*
+	 * Single-row autocommit mix on a hash-partitioned table (see
+	 * partition_mix.sql): a read and an update of one key, and a delete and
+	 * re-insert of another, so the table keeps its size.
+	 */
+	{"partition-mix", 4, {
+			{"SELECT v FROM pcc_part WHERE id = $1", "SELECT v FROM pcc_part WHERE id = %d", 1, {P_AID}},
+			{"UPDATE pcc_part SET v = v + $1 WHERE id = $2",
+			"UPDATE pcc_part SET v = v + %d WHERE id = %d", 2, {P_DELTA, P_AID}},
+			{"DELETE FROM pcc_part WHERE id = $1", "DELETE FROM pcc_part WHERE id = %d", 1, {P_KEY2}},
+			{"INSERT INTO pcc_part (id, v) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING",
+			"INSERT INTO pcc_part (id, v) VALUES (%d, %d) ON CONFLICT (id) DO NOTHING", 2, {P_KEY2, P_DELTA}}}},
 	/* for the FIFO test: the queue ticket and grant turn of each block */
 #define ADM_LOG "INSERT INTO adm SELECT ticket, turn FROM pg_concurrency_control_backends()" \
 	" WHERE pid = pg_backend_pid() AND gate = 'transaction' AND ticket IS NOT NULL"
@@ -400,7 +412,7 @@ send_statement(Thread *t, Conn *c)
 	{
 		char		sql[256];
 
-		snprintf(sql, sizeof(sql), st->simple, v[0], v[1], v[2], v[3]);
+		snprintf(sql, sizeof(sql), st->simple, v[0], v[1], v[2], v[3], v[4]);
 		sent(t, c, PQsendQuery(c->pg, sql));
 	}
 }
@@ -422,6 +434,7 @@ start_transaction(Thread *t, Conn *c)
 	c->values[P_BID] = rng_range(t, 1, opt.scale);
 	c->values[P_TID] = rng_range(t, 1, opt.scale * 10);
 	c->values[P_DELTA] = rng_range(t, -5000, 5000);
+	c->values[P_KEY2] = rng_range(t, 1, naccounts);
 	c->stmt = 0;
 	c->failed = false;
 	c->txn_start = now_us();
@@ -645,7 +658,8 @@ usage(void)
 			"  -c N        connections (64)\n"
 			"  -j N        threads (one per CPU)\n"
 			"  -T SECS     steady-state duration (60)\n"
-			"  -w NAME     tpcb | simple-update | select-only | autocommit-update | bigsql\n"
+			"  -w NAME     tpcb | simple-update | select-only | partition-mix (partition_mix.sql)\n"
+			"              | autocommit-update | bigsql\n"
 			"              | admission-log (needs a table adm (ticket, turn bigint))\n"
 			"  -M MODE     prepared | simple (prepared)\n"
 			"  -s SCALE    scale (read from pgbench_branches)\n"

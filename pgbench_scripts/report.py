@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 
-TARGETS = ["native", "module", "pgbouncer"]
+TARGETS = ["native", "module", "module-q0", "pgbouncer"]
 
 # (title, CSV column, format, what a reader should know)
 TABLES = [
@@ -20,6 +20,9 @@ TABLES = [
      "The wait for a slot shows in BEGIN, so this is what the work itself took."),
     ("Transaction RT stddev (ms)", "txn_stddev_ms", "{:.1f}", ""),
     ("Transaction RT p99 (ms)", "txn_p99_ms", "{:.1f}", ""),
+    ("Fairness: transaction RT p99 / mean", "txn_p99_over_mean", "{:.2f}",
+     "Lower is fairer. A session admitted for a turn of k transactions waits once"
+     " per turn, so with a quantum this is about k."),
     ("Time to establish all connections (s)", "connect_s", "{:.2f}", ""),
     ("Time to close all connections (s)", "close_s", "{:.2f}",
      "Until the server reports none of the load generator's sessions."),
@@ -31,6 +34,8 @@ def load(run):
     rows = list(csv.DictReader(open(os.path.join(run, "results.csv"))))
     data = {}
     for r in rows:
+        mean = float(r["txn_mean_ms"] or 0)
+        r["txn_p99_over_mean"] = str(float(r["txn_p99_ms"]) / mean) if mean > 0 else "NaN"
         data[(r["protocol"], int(r["clients"]), r["label"])] = r
     return rows, data
 
@@ -39,9 +44,11 @@ def table(data, proto, steps, column, fmt):
     present = [t for t in TARGETS if any((proto, c, t) in data for c in steps)]
     head = "| connections | " + " | ".join(present)
     sep = "|---|" + "---|" * len(present)
-    ratio = "native" in present and "module" in present
-    if ratio:
-        head += " | module / native"
+    ratios = [(a, b) for a, b in (("module", "native"), ("module", "pgbouncer"),
+                                   ("module", "module-q0"))
+              if a in present and b in present]
+    for a, b in ratios:
+        head += " | {} / {}".format(a, b)
         sep += "---|"
     lines = [head + " |", sep]
     for c in steps:
@@ -49,8 +56,8 @@ def table(data, proto, steps, column, fmt):
         for t in present:
             r = data.get((proto, c, t))
             cells.append(fmt.format(float(r[column])) if r else "–")
-        if ratio:
-            n, m = data.get((proto, c, "native")), data.get((proto, c, "module"))
+        for a, b in ratios:
+            m, n = data.get((proto, c, a)), data.get((proto, c, b))
             cells.append("{:.2f}".format(float(m[column]) / float(n[column]))
                          if n and m and float(n[column]) > 0 else "–")
         lines.append("| {} | {} |".format(c, " | ".join(cells)))
@@ -131,6 +138,11 @@ def main(run):
             md += [""]
     with open(os.path.join(run, "report.md"), "w") as f:
         f.write("\n".join(md) + "\n")
+    # the headline on stdout: steady TPS per protocol
+    for proto in sorted({r["protocol"] for r in rows}):
+        steps = sorted({c for (p, c, _) in data if p == proto})
+        print("\nSteady TPS, protocol {}:\n".format(proto))
+        print(table(data, proto, steps, "tps_steady", "{:.0f}"))
 
 
 if __name__ == "__main__":

@@ -4,22 +4,26 @@
 # series of connection counts, measured with pccload; writes
 # results/<timestamp>/report.md with tables and SVG plots.
 #
-#   sudo pgbench_scripts/run.sh --quick            64..1024, short steps, a few minutes
+#   sudo pgbench_scripts/run.sh --quick            64, 256, 1024; 10 s steps; a few minutes
 #   sudo pgbench_scripts/run.sh                    64..16384 (capped by the machine), 60 s steps
-#   options: --from N --to N --duration S --scale N --limit N --queue-order fifo|warm
-#            --warm-max-wait MS --workload tpcb|simple-update|select-only
-#            --protocols "prepared simple" --targets "native module pgbouncer"
+#   options: --from N --to N --step-factor N (2) --duration S --scale N --limit N
+#            --queue-order fifo|warm --warm-max-wait MS
+#            --quantum MS (100, the README's advice for back-to-back load; 0 = hand off each transaction)
+#            --workload tpcb|simple-update|select-only|partition-mix
+#            --protocols "prepared simple" --targets "native module module-q0 pgbouncer"
+#            (module-q0: the module with quantum 0, side by side with --quantum)
 #            --unlogged (unlogged tables, synchronous_commit off)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 HERE="$ROOT/pgbench_scripts"
 . "$ROOT/scripts/lib.sh"
 
-FROM=64 TO=16384 DURATION=60 SCALE=50 LIMIT=$(( $(nproc) * 8 )) ORDER=fifo WARM_WAIT=1
-WORKLOAD=tpcb PROTOCOLS="prepared simple" TARGETS="native module pgbouncer" UNLOGGED=0
+FROM=64 TO=16384 FACTOR=2 DURATION=60 SCALE=50 LIMIT=$(( $(nproc) * 8 )) ORDER=fifo WARM_WAIT=1 QUANTUM=100
+WORKLOAD=tpcb PROTOCOLS="prepared simple" TARGETS="native module module-q0 pgbouncer" UNLOGGED=0
 while [ $# -gt 0 ]; do
 	case $1 in
-	--quick) FROM=64 TO=1024 DURATION=15 SCALE=10 ;;
+	--quick) FROM=64 TO=1024 FACTOR=4 DURATION=10 SCALE=10 TARGETS="native module pgbouncer" ;;
+	--step-factor) FACTOR=$2; shift ;;
 	--from) FROM=$2; shift ;;
 	--to) TO=$2; shift ;;
 	--duration) DURATION=$2; shift ;;
@@ -27,11 +31,12 @@ while [ $# -gt 0 ]; do
 	--limit) LIMIT=$2; shift ;;
 	--queue-order) ORDER=$2; shift ;;
 	--warm-max-wait) WARM_WAIT=$2; shift ;;
+	--quantum) QUANTUM=$2; shift ;;
 	--workload) WORKLOAD=$2; shift ;;
 	--protocols) PROTOCOLS=$2; shift ;;
 	--targets) TARGETS=$2; shift ;;
 	--unlogged) UNLOGGED=1 ;;
-	-h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,17p' "$0"; exit 0 ;;
 	*) echo "unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -77,7 +82,7 @@ full_page_writes = off
 synchronous_commit = $([ $UNLOGGED = 1 ] && echo off || echo on)
 max_wal_size = 16GB
 checkpoint_timeout = 30min
-$(gate_limits_conf "$LIMIT" "$ORDER")
+$(gate_limits_conf "$LIMIT" "$ORDER" "$QUANTUM")
 pg_concurrency_control.warm_max_wait = $WARM_WAIT
 EOC
 	chown postgres "$DIR/data/postgresql.auto.conf"
@@ -88,6 +93,9 @@ write_conf 200
 cluster_start native
 $PG_BINDIR/pgbench -h "$DIR" -p $PORT -U postgres -i -q -s "$SCALE" \
 	$([ $UNLOGGED = 1 ] && echo --unlogged-tables) postgres >/dev/null 2>&1
+if [ "$WORKLOAD" = partition-mix ]; then
+	$PSQL -v scale="$SCALE" -f "$HERE/partition_mix.sql" >/dev/null
+fi
 "$HERE/pccload" -h "$DIR" -p $PORT -c 64 -T 5 -P 0 -w "$WORKLOAD" >/dev/null 2>&1 &
 probe=$!
 sleep 4
@@ -102,7 +110,7 @@ cap_mem=$(( (mem_avail_mb - shared_buffers_mb - 2048) / per_backend_mb ))
 cap_fd=$(( fd_limit - 200 ))
 cap=$(( cap_mem < cap_fd ? cap_mem : cap_fd ))
 STEPS=""
-for (( c = FROM; c <= TO; c *= 2 )); do
+for (( c = FROM; c <= TO; c *= FACTOR )); do
 	[ "$c" -le "$cap" ] && STEPS="$STEPS $c"
 done
 STEPS=${STEPS# }
@@ -117,6 +125,27 @@ max_step=${STEPS##* }
 } | tee "$OUT/capacity.txt"
 
 write_conf $(( max_step + 50 ))
+# Shared memory grows with max_connections: size the huge page pool for the
+# largest step, with the module loaded, as the server itself computes it.
+# A pool too small makes huge_pages = try fall back silently to 4 kB pages.
+if [ -n "$hugepage_kb" ]; then
+	cluster_ctl -m fast stop >/dev/null
+	echo "shared_preload_libraries = 'pg_concurrency_control'" >"$DIR/data/preload.conf"
+	chown postgres "$DIR/data/preload.conf"
+	need_pages=$(runuser -u postgres -- "$PG_BINDIR/postgres" -D "$DIR/data" -C shared_memory_size_in_huge_pages)
+	echo $(( need_pages + 8 )) >/proc/sys/vm/nr_hugepages 2>/dev/null || true
+	echo "huge pages for $(( max_step + 50 )) connections: $need_pages needed," \
+		"$(cat /proc/sys/vm/nr_hugepages) reserved" | tee -a "$OUT/capacity.txt"
+fi
+
+# Warn when the server just started does not use huge pages after all.
+check_huge_pages() {
+	[ -n "$hugepage_kb" ] || return 0
+	if awk '/HugePages_Total/ {t = $2} /HugePages_Free/ {f = $2} /HugePages_Rsvd/ {r = $2}
+		END {exit !(t > 0 && f - r == t)}' /proc/meminfo; then
+		echo "   warning: the server runs without huge pages" | tee -a "$OUT/capacity.txt" >&2
+	fi
+}
 
 start_bouncer() {
 	cat >"$DIR/pgbouncer.ini" <<EOB
@@ -151,7 +180,14 @@ stop_bouncer() {
 
 run_step() {	# target protocol clients
 	local target=$1 proto=$2 c=$3 port=$PORT
-	cluster_start "$([ "$target" = module ] && echo module || echo native)"
+	case $target in
+	module*)
+		cluster_start module
+		$PSQL -c "ALTER SYSTEM SET pg_concurrency_control.quantum = $([ "$target" = module ] && echo "$QUANTUM" || echo 0)" \
+			-c 'SELECT pg_reload_conf()' >/dev/null ;;
+	*) cluster_start native ;;
+	esac
+	check_huge_pages
 	$PSQL -c 'VACUUM FREEZE' -c 'CHECKPOINT'
 	local wait_close=""
 	if [ "$target" = pgbouncer ]; then start_bouncer; port=$BOUNCER_PORT; wait_close=--no-wait-close; fi
@@ -179,7 +215,7 @@ done
 	echo "PostgreSQL: $($PG_BINDIR/postgres --version)"
 	echo "PgBouncer: $(pgbouncer --version 2>&1 | head -1)"
 	echo "workload $WORKLOAD, scale $SCALE, steady ${DURATION}s per step, unlogged=$UNLOGGED"
-	echo "module limits $LIMIT (all four gates), queue_order $ORDER, warm_max_wait ${WARM_WAIT}ms"
+	echo "module limits $LIMIT (all four gates), queue_order $ORDER, warm_max_wait ${WARM_WAIT}ms, quantum ${QUANTUM}ms (module-q0: quantum 0)"
 	echo "PgBouncer: transaction pooling, pool size $LIMIT"
 	echo "server settings:"
 	sed 's/^/    /' "$DIR/data/postgresql.auto.conf"

@@ -77,10 +77,12 @@ prepare_as_root() {
 	build_and_install "$ROOT/pg_concurrency_control" || { echo "build failed" >&2; exit 2; }
 }
 
-# postgresql.conf lines: all four gate limits set to $1, queue order $2.
+# postgresql.conf lines: all four gate limits set to $1, queue order $2,
+# and the quantum $3 (ms) when given.
 gate_limits_conf() {
 	for gate in transaction query autocommit bigquery; do
 		echo "pg_concurrency_control.${gate}_concurrency = $1"
 	done
 	echo "pg_concurrency_control.queue_order = $2"
+	[ -z "${3:-}" ] || echo "pg_concurrency_control.quantum = $3"
 }
