@@ -7,16 +7,18 @@
 #
 #   sudo pgbench_scripts/soak.sh                      2000 connections, 10 minutes
 #   sudo pgbench_scripts/soak.sh --clients 500 --minutes 2
+#   sudo pgbench_scripts/soak.sh --quantum 100      turns on; reloads vary it in 0..2x
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/scripts/lib.sh"
 
-CLIENTS=2000 MINUTES=10
+CLIENTS=2000 MINUTES=10 QUANTUM=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--clients) CLIENTS=$2; shift ;;
 	--minutes) MINUTES=$2; shift ;;
-	-h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+	--quantum) QUANTUM=$2; shift ;;
+	-h|--help) sed -n '2,11p' "$0"; exit 0 ;;
 	*) echo "unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -39,6 +41,7 @@ shared_buffers = 1GB
 fsync = off
 deadlock_timeout = 200ms
 pg_concurrency_control.max_waiters = $((CLIENTS - 100))
+pg_concurrency_control.quantum = $QUANTUM
 EOC
 cluster_start module
 MON="$PSQL -v ON_ERROR_STOP=1"
@@ -73,7 +76,7 @@ violation() {
 }
 # Queue invariants hold at every instant; the counting ones only at rest.
 live_check="SELECT string_agg(gate || ': ' || problem, '; ') FROM pg_concurrency_control_check()
-	WHERE problem LIKE 'queue%' OR problem LIKE 'a queued backend%'"
+	WHERE problem LIKE 'queue%' OR problem LIKE 'a queued backend%' OR problem LIKE 'the lingering list%'"
 start=$(date +%s) cancels=0 terms=0 reloads=0 checks=0
 while running; do
 	$MON -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity
@@ -88,6 +91,9 @@ while running; do
 		for g in transaction autocommit query bigquery; do
 			$MON -c "ALTER SYSTEM SET pg_concurrency_control.${g}_concurrency = $((RANDOM % 32 + 1))"
 		done
+		if [ "$QUANTUM" -gt 0 ]; then
+			$MON -c "ALTER SYSTEM SET pg_concurrency_control.quantum = $((RANDOM % (2 * QUANTUM)))"
+		fi
 		$MON -c 'SELECT pg_reload_conf()' >/dev/null
 		reloads=$((reloads + 1))
 	fi
@@ -113,7 +119,7 @@ leaks=$($MON -c "SELECT count(*) FROM pg_concurrency_control_backends()")
 
 echo "soak: $CLIENTS connections, $MINUTES min, $checks live checks, $cancels cancels," \
 	"$terms terminations, $reloads reloads: no violation"
-$MON -c "SELECT gate, admitted, queued, timeouts, rejected, lock_escapes, round(max_wait_ms) AS max_wait_ms
+$MON -c "SELECT gate, admitted, resumed, queued, timeouts, rejected, lock_escapes, round(max_wait_ms) AS max_wait_ms
 	FROM pg_concurrency_control ORDER BY gate" -P footer=off -F ' | '
 for f in "$DIR"/load-*.out; do
 	echo "== $(basename "$f" .out)"
