@@ -571,15 +571,6 @@ pcc_gate_resume(PccGateId id)
 	return resume;
 }
 
-/* At exit: give back a slot kept from the last transaction. */
-void
-pcc_gate_end_linger(void)
-{
-	if (pcc_shared == NULL || MyProc == NULL)
-		return;
-	(void) pcc_gate_resume(PCC_NO_GATE);
-}
-
 /*
  * Count the holders of gate id that have been blocked on a heavyweight lock
  * for at least deadlock_timeout.  Such a holder may be waiting for a lock

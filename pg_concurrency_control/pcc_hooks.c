@@ -108,6 +108,8 @@ pcc_release_all(bool at_exit)
 	transaction_admitted = false;
 	if (pcc_shared == NULL || MyProc == NULL)
 		return;
+	if (at_exit)
+		(void) pcc_gate_resume(PCC_NO_GATE);	/* nor keep one */
 
 	me = pcc_my_backend();
 	if (pg_atomic_read_u32(&me->held) == 0)
@@ -130,7 +132,6 @@ pcc_backend_exit(int code, Datum arg)
 {
 	pcc_gate_abandon_wait();
 	pcc_release_all(true);
-	pcc_gate_end_linger();
 	if (pcc_shared != NULL && MyProc != NULL)
 		pcc_my_backend()->pid = 0;
 }
@@ -189,14 +190,10 @@ pcc_take_slot(PccGateId id)
 static bool
 pcc_resume_turn(PccGateId id)
 {
-	PccBackend *me;
-
-	if (!exit_hook_registered)
-		return false;			/* has never held a slot */
-	me = pcc_my_backend();
-	if (me->linger_gate == PCC_NO_GATE || !pcc_gate_resume(id))
+	/* without the exit hook, this session has never held a slot */
+	if (!exit_hook_registered || !pcc_gate_resume(id))
 		return false;
-	pcc_mark_held(me, id);
+	pcc_mark_held(pcc_my_backend(), id);
 	return true;
 }
 
