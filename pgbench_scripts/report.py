@@ -40,6 +40,10 @@ def load(run):
     return rows, data
 
 
+def steps_of(data, proto):
+    return sorted({c for (p, c, _) in data if p == proto})
+
+
 def table(data, proto, steps, column, fmt):
     present = [t for t in TARGETS if any((proto, c, t) in data for c in steps)]
     head = "| connections | " + " | ".join(present)
@@ -112,7 +116,7 @@ def main(run):
         if os.path.exists(p):
             md += ["```", open(p).read().rstrip(), "```", ""]
     for proto in sorted({r["protocol"] for r in rows}):
-        steps = sorted({c for (p, c, _) in data if p == proto})
+        steps = steps_of(data, proto)
         md += ["## Protocol: {}".format(proto), ""]
         for title, column, fmt, note in TABLES:
             md += ["### " + title, ""]
@@ -140,7 +144,7 @@ def main(run):
         f.write("\n".join(md) + "\n")
     # the headline on stdout: steady TPS per protocol
     for proto in sorted({r["protocol"] for r in rows}):
-        steps = sorted({c for (p, c, _) in data if p == proto})
+        steps = steps_of(data, proto)
         print("\nSteady TPS, protocol {}:\n".format(proto))
         print(table(data, proto, steps, "tps_steady", "{:.0f}"))
 

@@ -64,16 +64,11 @@ ulimit -n "$fd_limit"
 mem_avail_mb=$(awk '/MemAvailable/ {print int($2/1024)}' /proc/meminfo)
 shared_buffers_mb=$(( mem_avail_mb / 8 > 4096 ? 4096 : mem_avail_mb / 8 ))
 
-# Huge pages for shared_buffers, where the kernel gives them: without them
-# every backend needs page tables for all of shared memory (~2 MB per GB).
 hugepage_kb=$(awk '/Hugepagesize/ {print $2}' /proc/meminfo)
-if [ -n "$hugepage_kb" ] && [ "$HUGEPAGES_BEFORE" -eq 0 ]; then
-	echo $(( (shared_buffers_mb + 256) * 1024 / hugepage_kb )) >/proc/sys/vm/nr_hugepages 2>/dev/null || true
-fi
 cluster_create pcc-run 55499
 DIR=$PCC_DIR PORT=$PCC_PORT
-write_conf() {
-	cat >"$DIR/data/postgresql.auto.conf" <<EOC
+server_conf() {	# max_connections
+	cat <<EOC
 max_connections = $1
 shared_buffers = ${shared_buffers_mb}MB
 huge_pages = try
@@ -85,11 +80,42 @@ checkpoint_timeout = 30min
 $(gate_limits_conf "$LIMIT" "$ORDER" "$QUANTUM")
 pg_concurrency_control.warm_max_wait = $WARM_WAIT
 EOC
+}
+write_conf() {	# max_connections
+	server_conf "$1" >"$DIR/data/postgresql.auto.conf"
 	chown postgres "$DIR/data/postgresql.auto.conf"
+}
+
+# Huge pages, where the kernel gives them: without them every backend needs
+# page tables for all of shared memory (~2 MB per GB).  Shared memory grows
+# with max_connections, so the pool is sized for the configuration just
+# written, with the module loaded, as the server itself computes it; a pool
+# too small makes huge_pages = try fall back silently to 4 kB pages.
+reserve_huge_pages() {	# max_connections (for the message)
+	[ -n "$hugepage_kb" ] || return 0
+	cluster_ctl -m fast stop >/dev/null 2>&1 || true
+	echo "shared_preload_libraries = 'pg_concurrency_control'" >"$DIR/data/preload.conf"
+	chown postgres "$DIR/data/preload.conf"
+	local need
+	need=$(runuser -u postgres -- "$PG_BINDIR/postgres" -D "$DIR/data" -C shared_memory_size_in_huge_pages)
+	if [ $(( need + 8 )) -gt "$(cat /proc/sys/vm/nr_hugepages)" ]; then
+		echo $(( need + 8 )) >/proc/sys/vm/nr_hugepages 2>/dev/null || true
+	fi
+	echo "huge pages for $1 connections: $need needed, $(cat /proc/sys/vm/nr_hugepages) reserved"
+}
+
+# Warn when the server just started does not use huge pages after all.
+check_huge_pages() {
+	[ -n "$hugepage_kb" ] || return 0
+	if awk '/HugePages_Total/ {t = $2} /HugePages_Free/ {f = $2} /HugePages_Rsvd/ {r = $2}
+		END {exit !(t > 0 && f - r == t)}' /proc/meminfo; then
+		echo "   warning: the server runs without huge pages" | tee -a "$OUT/capacity.txt" >&2
+	fi
 }
 
 # Probe: memory per backend (PSS) under this workload with 64 connections.
 write_conf 200
+probe_pages=$(reserve_huge_pages 200)
 cluster_start native
 $PG_BINDIR/pgbench -h "$DIR" -p $PORT -U postgres -i -q -s "$SCALE" \
 	$([ $UNLOGGED = 1 ] && echo --unlogged-tables) postgres >/dev/null 2>&1
@@ -118,6 +144,7 @@ max_step=${STEPS##* }
 {
 	echo "machine: $(nproc) CPUs, ${mem_avail_mb} MB available, open-files hard limit $fd_limit"
 	echo "huge pages: $(awk '/HugePages_Total/ {print $2}' /proc/meminfo) of ${hugepage_kb} kB"
+	[ -z "$probe_pages" ] || echo "$probe_pages (the probe)"
 	echo "backend memory (private + page tables, measured at 64 connections): ~${per_backend_mb} MB"
 	echo "capacity: $cap connections (memory $cap_mem, file descriptors $cap_fd)"
 	echo "steps: $STEPS"
@@ -125,27 +152,7 @@ max_step=${STEPS##* }
 } | tee "$OUT/capacity.txt"
 
 write_conf $(( max_step + 50 ))
-# Shared memory grows with max_connections: size the huge page pool for the
-# largest step, with the module loaded, as the server itself computes it.
-# A pool too small makes huge_pages = try fall back silently to 4 kB pages.
-if [ -n "$hugepage_kb" ]; then
-	cluster_ctl -m fast stop >/dev/null
-	echo "shared_preload_libraries = 'pg_concurrency_control'" >"$DIR/data/preload.conf"
-	chown postgres "$DIR/data/preload.conf"
-	need_pages=$(runuser -u postgres -- "$PG_BINDIR/postgres" -D "$DIR/data" -C shared_memory_size_in_huge_pages)
-	echo $(( need_pages + 8 )) >/proc/sys/vm/nr_hugepages 2>/dev/null || true
-	echo "huge pages for $(( max_step + 50 )) connections: $need_pages needed," \
-		"$(cat /proc/sys/vm/nr_hugepages) reserved" | tee -a "$OUT/capacity.txt"
-fi
-
-# Warn when the server just started does not use huge pages after all.
-check_huge_pages() {
-	[ -n "$hugepage_kb" ] || return 0
-	if awk '/HugePages_Total/ {t = $2} /HugePages_Free/ {f = $2} /HugePages_Rsvd/ {r = $2}
-		END {exit !(t > 0 && f - r == t)}' /proc/meminfo; then
-		echo "   warning: the server runs without huge pages" | tee -a "$OUT/capacity.txt" >&2
-	fi
-}
+reserve_huge_pages $(( max_step + 50 )) | tee -a "$OUT/capacity.txt"
 
 start_bouncer() {
 	cat >"$DIR/pgbouncer.ini" <<EOB
@@ -217,8 +224,8 @@ done
 	echo "workload $WORKLOAD, scale $SCALE, steady ${DURATION}s per step, unlogged=$UNLOGGED"
 	echo "module limits $LIMIT (all four gates), queue_order $ORDER, warm_max_wait ${WARM_WAIT}ms, quantum ${QUANTUM}ms (module-q0: quantum 0)"
 	echo "PgBouncer: transaction pooling, pool size $LIMIT"
-	echo "server settings:"
-	sed 's/^/    /' "$DIR/data/postgresql.auto.conf"
+	echo "server settings (module-q0 runs with quantum 0):"
+	server_conf $(( max_step + 50 )) | sed 's/^/    /'
 } >"$OUT/config.txt"
 python3 "$HERE/report.py" "$OUT"
 echo "report: $OUT/report.md"
