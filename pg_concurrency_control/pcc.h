@@ -15,7 +15,7 @@
  *   under the mutex.  Hence a releaser either sees no waiter and simply
  *   decrements, or takes the mutex and hands its slot to a waiter: no
  *   wake-up can be lost and no newcomer can barge past the queue.
- * - PccGate.queue, the queue_ fields of PccBackend and the counters in the
+ * - PccGate.queues, the queue_ fields of PccBackend and the counters in the
  *   second half of PccGate are protected by PccGate.mutex.
  * - PccGate.limit and PccGate.stuck are plain atomics: limit is written by
  *   GUC assign hooks (postmaster and backends, all writing the same value),
@@ -25,7 +25,8 @@
  *   the deadlock escape.
  * - PccGate.tickets and turns number queue entries and grants; they are
  *   bumped under the mutex and copied into the waiter's queue_ticket and
- *   granted_turn there, so under fifo, turns follow tickets exactly.
+ *   granted_turn there, so under fifo, turns follow tickets exactly among
+ *   waiters of one priority.
  * - PccBackend.status goes QUEUED -> GRANTED only under the gate mutex, by
  *   whoever grants.  The owner resets it to NONE: under the mutex when it
  *   leaves the queue itself, without it once granted, since nobody else
@@ -78,6 +79,22 @@ typedef enum PccQueueOrder
 								 * long */
 } PccQueueOrder;
 
+/*
+ * Queue classes.  A waiter's class is its session's priority, except that a
+ * statement of a transaction block that already holds a slot is served
+ * before everyone.  Lower classes age into higher ones (see
+ * pcc_gate_next_waiter).
+ */
+typedef enum PccPriority
+{
+	PCC_PRIORITY_IN_BLOCK,		/* its block holds a slot: never waits behind
+								 * new arrivals */
+	PCC_PRIORITY_HIGH,
+	PCC_PRIORITY_NORMAL,
+	PCC_PRIORITY_LOW,
+	PCC_NUM_PRIORITIES
+} PccPriority;
+
 /* Outcome of pcc_gate_acquire(). */
 typedef enum PccAdmission
 {
@@ -102,7 +119,8 @@ typedef struct PccGate
 
 	/* cold: slow path only, under mutex */
 	slock_t		mutex;
-	dlist_head	queue;			/* PccBackend.queue_node, oldest first */
+	dlist_head	queues[PCC_NUM_PRIORITIES];	/* PccBackend.queue_node, one
+											 * list per class, oldest first */
 	uint64		queued;			/* admitted after waiting */
 	uint64		timeouts;		/* control timeouts expired */
 	uint64		rejected;		/* refused: queue full or timeout error */
@@ -123,7 +141,7 @@ typedef struct PccGate
 typedef union PccGatePadded
 {
 	PccGate		gate;
-	char		pad[4 * PG_CACHE_LINE_SIZE];
+	char		pad[8 * PG_CACHE_LINE_SIZE];
 } PccGatePadded;
 
 /* Where a backend stands in a gate's queue. */
@@ -137,9 +155,10 @@ typedef enum PccWaitStatus
 /* Per-backend shared entry, indexed by pgprocno. */
 typedef struct PccBackend
 {
-	dlist_node	queue_node;		/* link in PccGate.queue while queued */
+	dlist_node	queue_node;		/* link in PccGate.queues while queued */
 	pg_atomic_uint32 status;	/* PccWaitStatus */
 	int			queue_gate;		/* gate queued on, or PCC_NO_GATE */
+	PccPriority queue_priority; /* class of its last admission request */
 	TimestampTz queue_since;	/* when it joined the queue */
 	uint64		queue_ticket;	/* its number in that queue, 0 if it did
 								 * not queue for its last admission */
@@ -150,6 +169,7 @@ typedef struct PccBackend
 	TimestampTz held_since[PCC_NUM_GATES];
 	uint64		held_ticket[PCC_NUM_GATES]; /* queue_ticket of the held slot */
 	uint64		held_turn[PCC_NUM_GATES];	/* granted_turn of the held slot */
+	PccPriority held_priority[PCC_NUM_GATES];	/* class it was admitted in */
 	TimestampTz turn_start;		/* when its current turn began */
 	dlist_node	linger_node;	/* link in PccGate.lingering */
 	int			linger_gate;	/* gate whose slot it keeps, or PCC_NO_GATE */
@@ -165,6 +185,8 @@ typedef struct PccShared
 	pg_atomic_uint32 queue_order;	/* PccQueueOrder */
 	pg_atomic_uint32 warm_max_wait_ms;	/* PCC_ORDER_WARM starvation bound */
 	pg_atomic_uint32 quantum_ms;	/* longest turn, 0 = one transaction */
+	pg_atomic_uint32 priority_aging_ms; /* head start of one class over the
+										 * next */
 	int			nbackends;
 	PccBackend	backends[FLEXIBLE_ARRAY_MEMBER];
 } PccShared;
@@ -178,7 +200,8 @@ extern void pcc_require_shared(void);
 
 /* pcc_gate.c */
 extern PccAdmission pcc_gate_acquire(PccGateId id, int timeout_ms,
-									 PccTimeoutAction action);
+									 PccTimeoutAction action,
+									 PccPriority priority);
 extern void pcc_gate_release(PccGateId id);
 extern void pcc_gate_abandon_wait(void);
 extern void pcc_gate_linger(PccGateId id);
@@ -186,6 +209,7 @@ extern bool pcc_gate_resume(PccGateId id);
 extern void pcc_gate_grant_waiters(PccGate *gate);
 extern int	pcc_gate_count_stuck_holders(PccGateId id, TimestampTz now);
 extern const char *pcc_gate_name(PccGateId id);
+extern const char *pcc_priority_name(PccPriority priority);
 extern uint32 pcc_state_running(uint64 state);
 extern uint32 pcc_state_waiting(uint64 state);
 
@@ -202,6 +226,8 @@ extern int	pcc_max_waiters;
 extern int	pcc_queue_order;
 extern int	pcc_warm_max_wait;
 extern int	pcc_quantum;
+extern int	pcc_priority;
+extern int	pcc_priority_aging;
 extern void pcc_define_gucs(void);
 extern void pcc_publish_settings(void);
 extern const char *pcc_limit_guc_name(PccGateId id);

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * pcc_gate.c
- *	  Admission gates: counting semaphores with a FIFO wait queue.
+ *	  Admission gates: counting semaphores with a FIFO wait queue per
+ *	  priority.
  *
  * Fast path (below the limit, nobody queued): one compare-and-swap to take
  * a slot and one to give it back.  Slow path: the backend queues under the
@@ -55,6 +56,63 @@ pcc_state_waiting(uint64 state)
 	return (uint32) (state >> 32);
 }
 
+static const char *const priority_names[PCC_NUM_PRIORITIES] = {
+	"in block", "high", "normal", "low"
+};
+
+const char *
+pcc_priority_name(PccPriority priority)
+{
+	return priority_names[priority];
+}
+
+/*
+ * The waiter that has waited longest once each class's head start is
+ * counted: a waiter of a higher priority counts as having arrived
+ * priority_aging earlier per class, so it passes lower ones that came less
+ * than that before it, and nobody else.  Statements of a block holding a
+ * slot go first.  Caller holds the gate mutex; the queue is not empty.
+ */
+static PccBackend *
+pcc_gate_first_waiter(PccGate *gate)
+{
+	TimestampTz aging_us =
+		(TimestampTz) pg_atomic_read_u32(&pcc_shared->priority_aging_ms) * 1000;
+	PccBackend *first = NULL;
+	TimestampTz first_at = 0;
+
+	if (!dlist_is_empty(&gate->queues[PCC_PRIORITY_IN_BLOCK]))
+		return dlist_head_element(PccBackend, queue_node,
+								  &gate->queues[PCC_PRIORITY_IN_BLOCK]);
+	for (int p = PCC_PRIORITY_HIGH; p < PCC_NUM_PRIORITIES; p++)
+	{
+		PccBackend *head;
+		TimestampTz aged_at;
+
+		if (dlist_is_empty(&gate->queues[p]))
+			continue;
+		head = dlist_head_element(PccBackend, queue_node, &gate->queues[p]);
+		aged_at = head->queue_since + (p - PCC_PRIORITY_HIGH) * aging_us;
+		if (first == NULL || aged_at < first_at)
+		{
+			first = head;
+			first_at = aged_at;
+		}
+	}
+	Assert(first != NULL);
+	return first;
+}
+
+/* The newest waiter of the highest class present. */
+static PccBackend *
+pcc_gate_newest_waiter(PccGate *gate)
+{
+	for (int p = 0; p < PCC_NUM_PRIORITIES; p++)
+		if (!dlist_is_empty(&gate->queues[p]))
+			return dlist_tail_element(PccBackend, queue_node, &gate->queues[p]);
+	pg_unreachable();
+}
+
 /*
  * Pick the waiter the next free slot goes to.  The one place where the
  * admission order is decided.  Caller holds the gate mutex.
@@ -62,18 +120,17 @@ pcc_state_waiting(uint64 state)
 static PccBackend *
 pcc_gate_next_waiter(PccGate *gate, TimestampTz now)
 {
-	PccBackend *oldest;
+	PccBackend *first = pcc_gate_first_waiter(gate);
 	uint32		bound_ms;
 
-	oldest = dlist_head_element(PccBackend, queue_node, &gate->queue);
 	if (pg_atomic_read_u32(&pcc_shared->queue_order) == PCC_ORDER_FIFO)
-		return oldest;
+		return first;
 
-	/* WARM: newest first (its caches are hot), unless the oldest starves. */
+	/* WARM: newest first (its caches are hot), unless the first starves. */
 	bound_ms = pg_atomic_read_u32(&pcc_shared->warm_max_wait_ms);
-	if (TimestampDifferenceExceeds(oldest->queue_since, now, (int) bound_ms))
-		return oldest;
-	return dlist_tail_element(PccBackend, queue_node, &gate->queue);
+	if (TimestampDifferenceExceeds(first->queue_since, now, (int) bound_ms))
+		return first;
+	return pcc_gate_newest_waiter(gate);
 }
 
 /* Account for a waiter leaving the queue.  Caller holds the gate mutex. */
@@ -259,7 +316,8 @@ pcc_gate_refuse(PccGateId id, bool queue_full, uint32 waiting, long waited_ms)
  * when the slot was taken on the way.  Errors out when the queue is full.
  */
 static bool
-pcc_gate_enqueue(PccGateId id, PccGate *gate, PccBackend *me)
+pcc_gate_enqueue(PccGateId id, PccGate *gate, PccBackend *me,
+				 PccPriority priority)
 {
 	uint32		max_waiters = pg_atomic_read_u32(&pcc_shared->max_waiters);
 	uint64		state;
@@ -298,7 +356,7 @@ pcc_gate_enqueue(PccGateId id, PccGate *gate, PccBackend *me)
 	me->queue_since = GetCurrentTimestamp();
 	me->queue_ticket = ++gate->tickets;
 	pg_atomic_write_u32(&me->status, PCC_WAIT_QUEUED);
-	dlist_push_tail(&gate->queue, &me->queue_node);
+	dlist_push_tail(&gate->queues[priority], &me->queue_node);
 	/* a raised limit not yet acted on may leave a slot free: use it */
 	nwake = pcc_gate_grant_locked(gate, wake, &more);
 	SpinLockRelease(&gate->mutex);
@@ -396,12 +454,13 @@ pcc_gate_wait(PccGateId id, PccGate *gate, PccBackend *me, int timeout_ms,
 }
 
 /*
- * Take a slot of gate id, waiting in the queue if needed.  Errors out on
- * cancel, a full queue or a timeout with TCC_rollback; returns
- * PCC_OVERCOMMITTED for a timeout with TCC_break.
+ * Take a slot of gate id, waiting in the queue of the given class if
+ * needed.  Errors out on cancel, a full queue or a timeout with
+ * TCC_rollback; returns PCC_OVERCOMMITTED for a timeout with TCC_break.
  */
 PccAdmission
-pcc_gate_acquire(PccGateId id, int timeout_ms, PccTimeoutAction action)
+pcc_gate_acquire(PccGateId id, int timeout_ms, PccTimeoutAction action,
+				 PccPriority priority)
 {
 	PccGate    *gate = pcc_gate(id);
 	PccBackend *me = pcc_my_backend();
@@ -410,9 +469,10 @@ pcc_gate_acquire(PccGateId id, int timeout_ms, PccTimeoutAction action)
 	me->queue_ticket = 0;		/* until it joins a queue */
 	me->granted_turn = 0;
 	me->granted_at = GetCurrentStatementStartTimestamp();
+	me->queue_priority = priority;
 	if (pcc_gate_try_fast(gate))
 		return PCC_ADMITTED;
-	if (pcc_gate_enqueue(id, gate, me))
+	if (pcc_gate_enqueue(id, gate, me, priority))
 		return PCC_ADMITTED;
 
 	PG_TRY();

@@ -35,6 +35,8 @@ int			pcc_max_waiters = 0;
 int			pcc_queue_order = PCC_ORDER_FIFO;
 int			pcc_warm_max_wait = 1;
 int			pcc_quantum = 0;
+int			pcc_priority = PCC_PRIORITY_NORMAL;
+int			pcc_priority_aging = 10 * 1000;
 
 static const char *const limit_guc_names[PCC_NUM_GATES] = {
 	"pg_concurrency_control.query_concurrency",
@@ -51,6 +53,13 @@ static const struct config_enum_entry timeout_action_options[] = {
 	{"TCC_rollback", PCC_ACTION_ERROR, false},
 	{"TCC_break", PCC_ACTION_PROCEED, false},
 	{"TCC_wait", PCC_ACTION_WAIT, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry priority_options[] = {
+	{"high", PCC_PRIORITY_HIGH, false},
+	{"normal", PCC_PRIORITY_NORMAL, false},
+	{"low", PCC_PRIORITY_LOW, false},
 	{NULL, 0, false}
 };
 
@@ -135,6 +144,13 @@ assign_quantum(int newval, void *extra)
 		pg_atomic_write_u32(&pcc_shared->quantum_ms, (uint32) newval);
 }
 
+static void
+assign_priority_aging(int newval, void *extra)
+{
+	if (pcc_shared)
+		pg_atomic_write_u32(&pcc_shared->priority_aging_ms, (uint32) newval);
+}
+
 /* Copy every shared setting into shared memory (at shmem creation). */
 void
 pcc_publish_settings(void)
@@ -144,6 +160,7 @@ pcc_publish_settings(void)
 	assign_queue_order(pcc_queue_order, NULL);
 	assign_warm_max_wait(pcc_warm_max_wait, NULL);
 	assign_quantum(pcc_quantum, NULL);
+	assign_priority_aging(pcc_priority_aging, NULL);
 }
 
 static void
@@ -233,5 +250,15 @@ pcc_define_gucs(void)
 							"0 gives the slot back after every transaction.",
 							&pcc_quantum, 0, 0, 60 * 1000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, assign_quantum, NULL);
+	DefineCustomEnumVariable("pg_concurrency_control.priority",
+							 "Queue priority of this session's statements: high, normal or low.",
+							 "Higher priority waiters are admitted first; see priority_aging.",
+							 &pcc_priority, PCC_PRIORITY_NORMAL, priority_options,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_concurrency_control.priority_aging",
+							"Head start of a waiter over waiters one priority lower.",
+							"A waiter passes lower priority waiters that arrived less than this before it (twice this for two levels), and nobody else. 0 makes the queues FIFO regardless of priority.",
+							&pcc_priority_aging, 10 * 1000, 0, 3600 * 1000,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, assign_priority_aging, NULL);
 	MarkGUCPrefixReserved("pg_concurrency_control");
 }

@@ -163,7 +163,7 @@ pcc_mark_held(PccBackend *me, PccGateId id)
  * timeout let us through without one.
  */
 static bool
-pcc_take_slot(PccGateId id)
+pcc_take_slot(PccGateId id, PccPriority priority)
 {
 	bool		big = id == PCC_GATE_BIGQUERY;
 	PccBackend *me;
@@ -172,13 +172,15 @@ pcc_take_slot(PccGateId id)
 		pcc_register_backend();
 	if (pcc_gate_acquire(id,
 						 big ? pcc_bigsql_control_timeout : pcc_control_timeout,
-						 big ? pcc_bigsql_timeout_action : pcc_timeout_action)
+						 big ? pcc_bigsql_timeout_action : pcc_timeout_action,
+						 priority)
 		!= PCC_ADMITTED)
 		return false;
 
 	me = pcc_my_backend();
 	me->held_ticket[id] = me->queue_ticket;
 	me->held_turn[id] = me->granted_turn;
+	me->held_priority[id] = priority;
 	pcc_mark_held(me, id);
 	return true;
 }
@@ -210,7 +212,7 @@ pcc_admit_transaction(PccGateId id)
 {
 	if (pcc_resume_turn(id))
 		transaction_gate = id;
-	else if (pcc_take_slot(id))
+	else if (pcc_take_slot(id, pcc_priority))
 	{
 		transaction_gate = id;
 		pcc_my_backend()->turn_start = pcc_my_backend()->granted_at;
@@ -227,8 +229,15 @@ pcc_admit_big_statement(QueryDesc *qd)
 
 	if (transaction_gate == PCC_GATE_BIGQUERY)
 		return;
-	/* one slot per backend, shared by its open big cursors */
-	if (statement_slots == NIL && !pcc_take_slot(PCC_GATE_BIGQUERY))
+	/*
+	 * One slot per backend, shared by its open big cursors.  A block that
+	 * holds a slot already waits ahead of newcomers: it holds locks and a
+	 * snapshot while it waits.
+	 */
+	if (statement_slots == NIL &&
+		!pcc_take_slot(PCC_GATE_BIGQUERY,
+					   transaction_gate != PCC_NO_GATE ?
+					   PCC_PRIORITY_IN_BLOCK : pcc_priority))
 		return;
 
 	old = MemoryContextSwitchTo(TopMemoryContext);

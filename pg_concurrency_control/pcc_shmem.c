@@ -22,6 +22,11 @@
 
 PccShared  *pcc_shared = NULL;
 
+/* Gates start on cache-line boundaries and never share one. */
+StaticAssertDecl(sizeof(PccGate) <= sizeof(PccGatePadded) &&
+				 sizeof(PccGatePadded) % PG_CACHE_LINE_SIZE == 0,
+				 "PccGatePadded does not pad a gate to whole cache lines");
+
 #ifdef PCC_HAVE_SHMEM_REQUEST_HOOK
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 #endif
@@ -79,7 +84,8 @@ pcc_shmem_startup(void)
 			pg_atomic_init_u64(&gate->admitted, 0);
 			pg_atomic_init_u64(&gate->released, 0);
 			SpinLockInit(&gate->mutex);
-			dlist_init(&gate->queue);
+			for (int p = 0; p < PCC_NUM_PRIORITIES; p++)
+				dlist_init(&gate->queues[p]);
 			dlist_init(&gate->lingering);
 			gate->reset_time = now;
 		}
@@ -87,6 +93,7 @@ pcc_shmem_startup(void)
 		pg_atomic_init_u32(&pcc_shared->queue_order, PCC_ORDER_FIFO);
 		pg_atomic_init_u32(&pcc_shared->warm_max_wait_ms, 0);
 		pg_atomic_init_u32(&pcc_shared->quantum_ms, 0);
+		pg_atomic_init_u32(&pcc_shared->priority_aging_ms, 0);
 		pcc_shared->nbackends = pcc_backend_slots();
 		for (int i = 0; i < pcc_shared->nbackends; i++)
 		{

@@ -23,7 +23,8 @@ PG_FUNCTION_INFO_V1(pg_concurrency_control_check);
 
 #define STATUS_COLS		17
 #define STATUS_COLS_V1_0	15
-#define BACKENDS_COLS	6
+#define BACKENDS_COLS	7
+#define BACKENDS_COLS_V1_1	6
 #define BACKENDS_COLS_V1_0	4
 #define CHECK_COLS		2
 
@@ -79,14 +80,17 @@ snapshot_gate(PccGateId id, GateSnapshot *s)
 	s->resumed = gate->resumed;
 	s->queue_length = 0;
 	s->queue_consistent = true;
-	dlist_foreach(iter, &gate->queue)
+	for (int p = 0; p < PCC_NUM_PRIORITIES; p++)
 	{
-		PccBackend *be = dlist_container(PccBackend, queue_node, iter.cur);
+		dlist_foreach(iter, &gate->queues[p])
+		{
+			PccBackend *be = dlist_container(PccBackend, queue_node, iter.cur);
 
-		s->queue_length++;
-		if (be->queue_gate != (int) id ||
-			pg_atomic_read_u32(&be->status) != PCC_WAIT_QUEUED)
-			s->queue_consistent = false;
+			s->queue_length++;
+			if (be->queue_gate != (int) id || (int) be->queue_priority != p ||
+				pg_atomic_read_u32(&be->status) != PCC_WAIT_QUEUED)
+				s->queue_consistent = false;
+		}
 	}
 	s->lingering = 0;
 	s->lingering_consistent = true;
@@ -158,7 +162,7 @@ pg_concurrency_control_status(PG_FUNCTION_ARGS)
 static void
 put_backend_row(ReturnSetInfo *rsinfo, int pid, PccGateId id,
 				const char *state, TimestampTz since, uint64 ticket,
-				uint64 turn)
+				uint64 turn, PccPriority priority)
 {
 	Datum		values[BACKENDS_COLS];
 	bool		nulls[BACKENDS_COLS] = {0};
@@ -171,23 +175,26 @@ put_backend_row(ReturnSetInfo *rsinfo, int pid, PccGateId id,
 	nulls[4] = ticket == 0;
 	values[5] = Int64GetDatum((int64) turn);
 	nulls[5] = turn == 0;
+	values[6] = CStringGetTextDatum(pcc_priority_name(priority));
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
 /*
  * pg_concurrency_control_backends(): who holds or waits for a slot.  The
- * 1.0 definition without ticket and turn is served too, so the library
- * can be upgraded before ALTER EXTENSION UPDATE.
+ * older definitions with fewer columns are served too, so the library can
+ * be upgraded before ALTER EXTENSION UPDATE.
  */
 Datum
 pg_concurrency_control_backends(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int			natts;
 
 	pcc_require_shared();
 	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != BACKENDS_COLS &&
-		rsinfo->setDesc->natts != BACKENDS_COLS_V1_0)
+	natts = rsinfo->setDesc->natts;
+	if (natts != BACKENDS_COLS && natts != BACKENDS_COLS_V1_1 &&
+		natts != BACKENDS_COLS_V1_0)
 		elog(ERROR, "incorrect number of output arguments");
 
 	for (int i = 0; i < pcc_shared->nbackends; i++)
@@ -204,17 +211,20 @@ pg_concurrency_control_backends(PG_FUNCTION_ARGS)
 		for (int id = 0; id < PCC_NUM_GATES; id++)
 			if (held & (1U << id))
 				put_backend_row(rsinfo, pid, id, "running", be->held_since[id],
-								be->held_ticket[id], be->held_turn[id]);
+								be->held_ticket[id], be->held_turn[id],
+								be->held_priority[id]);
 		linger_gate = be->linger_gate;
 		if (linger_gate != PCC_NO_GATE)
 			put_backend_row(rsinfo, pid, linger_gate, "lingering",
 							be->turn_start, be->held_ticket[linger_gate],
-							be->held_turn[linger_gate]);
+							be->held_turn[linger_gate],
+							be->held_priority[linger_gate]);
 		queue_gate = be->queue_gate;
 		if (queue_gate != PCC_NO_GATE &&
 			pg_atomic_read_u32(&be->status) == PCC_WAIT_QUEUED)
 			put_backend_row(rsinfo, pid, queue_gate, "waiting",
-							be->queue_since, be->queue_ticket, 0);
+							be->queue_since, be->queue_ticket, 0,
+							be->queue_priority);
 	}
 	return (Datum) 0;
 }
@@ -287,7 +297,7 @@ pg_concurrency_control_check(PG_FUNCTION_ARGS)
 			put_problem(rsinfo, id, psprintf("queue holds %d backends but waiting is %u",
 											 s.queue_length, s.waiting));
 		if (!s.queue_consistent)
-			put_problem(rsinfo, id, "a queued backend is not marked as queued on this gate");
+			put_problem(rsinfo, id, "a queued backend is not marked as queued on this gate in its class");
 		if (!s.lingering_consistent)
 			put_problem(rsinfo, id, "the lingering list does not match the backends keeping a slot");
 		if (holders + s.lingering != s.running)

@@ -15,6 +15,8 @@ SET pg_concurrency_control.timeout_action = 'tcc_wait';
 SHOW pg_concurrency_control.timeout_action;
 SET pg_concurrency_control.bigsql_timeout_action = 'TCC_rollback';
 SHOW pg_concurrency_control.bigsql_timeout_action;
+SET pg_concurrency_control.priority = 'HIGH';
+SHOW pg_concurrency_control.priority;
 -- Bad values are rejected and the old value kept.
 SET pg_concurrency_control.control_timeout = -1;
 SET pg_concurrency_control.control_timeout = 'soon';
@@ -22,6 +24,8 @@ SHOW pg_concurrency_control.control_timeout;
 SET pg_concurrency_control.timeout_action = 'TCC_retry';
 SET pg_concurrency_control.bigquery_cost_threshold = -2;
 SET pg_concurrency_control.bypass = 'maybe';
+SET pg_concurrency_control.priority = 'urgent';
+SET pg_concurrency_control.priority = 'in block';
 -- The prefix is reserved: a typo is an error, not a silent placeholder.
 SET pg_concurrency_control.query_concurency = 5;
 -- Server-wide parameters are checked by ALTER SYSTEM as a reload checks them.
@@ -31,6 +35,7 @@ ALTER SYSTEM SET pg_concurrency_control.quantum = -5;
 ALTER SYSTEM SET pg_concurrency_control.quantum = '2min';
 ALTER SYSTEM SET pg_concurrency_control.quantum = 'soon';
 ALTER SYSTEM SET pg_concurrency_control.queue_order = 'lifo';
+ALTER SYSTEM SET pg_concurrency_control.priority_aging = '2h';
 ALTER SYSTEM SET pg_concurrency_control.quantom = '5ms';
 ALTER SYSTEM SET pg_concurrency_control.quantum = '20ms';
 ALTER SYSTEM RESET pg_concurrency_control.quantum;
@@ -43,6 +48,11 @@ SET pg_concurrency_control.bypass = on;
 SET pg_concurrency_control.control_timeout = '1ms';
 SET pg_concurrency_control.timeout_action = 'proceed';
 SET pg_concurrency_control.bigquery_cost_threshold = 1e9;
+SET pg_concurrency_control.priority = high;
 SELECT pg_concurrency_control_reset();
 RESET ROLE;
+-- A superuser gives a role its priority; its sessions start with it.
+ALTER ROLE pcc_user SET pg_concurrency_control.priority = low;
+SELECT setconfig FROM pg_db_role_setting
+ WHERE setrole = 'pcc_user'::regrole;
 DROP ROLE pcc_user;
