@@ -102,8 +102,43 @@ typedef enum PccAdmission
 	PCC_OVERCOMMITTED			/* timed out with TCC_break: holds nothing */
 } PccAdmission;
 
+/* A limit GUC's value for an adaptive limit (pcc_auto.c). */
+#define PCC_LIMIT_AUTO (-1)
+
 /* A limit of "unlimited", as stored in shared memory. */
 #define PCC_UNLIMITED PG_UINT32_MAX
+
+/* How often the watchdog steps the adaptive limits, and probes them. */
+#define PCC_AUTO_INTERVAL_MS	100
+#define PCC_AUTO_PROBE_EVERY_MS	10000
+
+/* An adaptive limit's controller (pcc_auto.c). */
+typedef struct PccAutoState
+{
+	double		limit;			/* current limit, fractional */
+	double		baseline_us;	/* service time of unloaded work */
+	double		service_us;		/* mean service time, last interval */
+	double		throughput;		/* completions per second, last interval */
+	double		queue;			/* estimated inner queue, last interval */
+	bool		drained;		/* at most auto_min ran at the last step */
+	TimestampTz next_probe;		/* when to measure the baseline again */
+	bool		grew;			/* the last step raised the limit */
+	TimestampTz probe_since;	/* probe under way since, or 0 */
+	TimestampTz probe_ended;	/* when the last probe ended */
+	double		probe_saved_limit;	/* limit to restore after the probe */
+	uint64		steps;			/* intervals evaluated */
+	uint64		probes;			/* probes finished or given up */
+} PccAutoState;
+
+/* What an interval brought: the input of one controller step. */
+typedef struct PccAutoSample
+{
+	uint64		done;			/* slots given back */
+	double		service_us;		/* their summed service time */
+	double		seconds;		/* length of the interval */
+	uint32		running;		/* slots in use now */
+	bool		saturated;		/* waiters queued, or every slot in use */
+} PccAutoSample;
 
 /* One gate: a counting semaphore with a wait queue. */
 typedef struct PccGate
@@ -115,6 +150,9 @@ typedef struct PccGate
 								 * deadlock_timeout, per the watchdog */
 	pg_atomic_uint64 admitted;	/* slots handed out, fast or slow */
 	pg_atomic_uint64 released;	/* slots given back */
+	pg_atomic_uint32 auto_on;	/* the limit is tuned by the controller */
+	pg_atomic_uint64 auto_done; /* slots given back on an auto gate */
+	pg_atomic_uint64 auto_service_us;	/* and how long they were held */
 	char		pad[PG_CACHE_LINE_SIZE];
 
 	/* cold: slow path only, under mutex */
@@ -136,6 +174,12 @@ typedef struct PccGate
 								 * between two transactions of a turn */
 	uint32		nlingering;		/* its length (read racily by the watchdog) */
 	uint64		resumed;		/* transactions that continued a turn */
+
+	/* adaptive limit: written by the watchdog only */
+	PccAutoState auto_state;
+	uint64		auto_seen_done; /* auto_done consumed by the controller */
+	uint64		auto_seen_us;
+	TimestampTz auto_seen_at;	/* when it last consumed */
 } PccGate;
 
 typedef union PccGatePadded
@@ -167,6 +211,7 @@ typedef struct PccBackend
 	int			pid;			/* owner, 0 when the entry is unused */
 	pg_atomic_uint32 held;		/* bitmask of gates this backend holds */
 	TimestampTz held_since[PCC_NUM_GATES];
+	TimestampTz served_since[PCC_NUM_GATES];	/* admitted at (owner only) */
 	uint64		held_ticket[PCC_NUM_GATES]; /* queue_ticket of the held slot */
 	uint64		held_turn[PCC_NUM_GATES];	/* granted_turn of the held slot */
 	PccPriority held_priority[PCC_NUM_GATES];	/* class it was admitted in */
@@ -187,6 +232,8 @@ typedef struct PccShared
 	pg_atomic_uint32 quantum_ms;	/* longest turn, 0 = one transaction */
 	pg_atomic_uint32 priority_aging_ms; /* head start of one class over the
 										 * next */
+	pg_atomic_uint32 auto_min;	/* bounds of adaptive limits */
+	pg_atomic_uint32 auto_max;
 	int			nbackends;
 	PccBackend	backends[FLEXIBLE_ARRAY_MEMBER];
 } PccShared;
@@ -198,11 +245,21 @@ extern PccGate *pcc_gate(PccGateId id);
 extern PccBackend *pcc_my_backend(void);
 extern void pcc_require_shared(void);
 
+/* pcc_auto.c */
+extern void pcc_auto_start(PccAutoState *st, uint32 limit, uint32 min,
+						   uint32 max, TimestampTz now);
+extern bool pcc_auto_step(PccAutoState *st, const PccAutoSample *s,
+						  uint32 min, uint32 max, TimestampTz now);
+extern void pcc_auto_report(PccGateId id, TimestampTz since);
+extern void pcc_auto_tick(PccGateId id, TimestampTz now);
+extern void pcc_auto_switch_on(PccGateId id);
+
 /* pcc_gate.c */
 extern PccAdmission pcc_gate_acquire(PccGateId id, int timeout_ms,
 									 PccTimeoutAction action,
 									 PccPriority priority);
 extern void pcc_gate_release(PccGateId id);
+
 extern void pcc_gate_abandon_wait(void);
 extern void pcc_gate_linger(PccGateId id);
 extern bool pcc_gate_resume(PccGateId id);
@@ -228,6 +285,8 @@ extern int	pcc_warm_max_wait;
 extern int	pcc_quantum;
 extern int	pcc_priority;
 extern int	pcc_priority_aging;
+extern int	pcc_auto_min;
+extern int	pcc_auto_max;
 extern void pcc_define_gucs(void);
 extern void pcc_publish_settings(void);
 extern const char *pcc_limit_guc_name(PccGateId id);

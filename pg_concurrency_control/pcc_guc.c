@@ -37,6 +37,8 @@ int			pcc_warm_max_wait = 1;
 int			pcc_quantum = 0;
 int			pcc_priority = PCC_PRIORITY_NORMAL;
 int			pcc_priority_aging = 10 * 1000;
+int			pcc_auto_min = 2;
+int			pcc_auto_max = 64;
 
 static const char *const limit_guc_names[PCC_NUM_GATES] = {
 	"pg_concurrency_control.query_concurrency",
@@ -75,13 +77,25 @@ pcc_limit_guc_name(PccGateId id)
 	return limit_guc_names[id];
 }
 
-/* Write one gate's effective limit to shared memory. */
+/*
+ * Write one gate's effective limit to shared memory.  An auto limit is
+ * left to the controller (pcc_auto.c).
+ */
 static void
 publish_limit(PccGateId id, int limit, bool enabled)
 {
+	PccGate    *gate;
+
 	if (pcc_shared == NULL)
 		return;
-	pg_atomic_write_u32(&pcc_gate(id)->limit,
+	gate = pcc_gate(id);
+	if (enabled && limit == PCC_LIMIT_AUTO)
+	{
+		pcc_auto_switch_on(id);
+		return;
+	}
+	pg_atomic_write_u32(&gate->auto_on, 0);
+	pg_atomic_write_u32(&gate->limit,
 						(!enabled || limit == 0) ? PCC_UNLIMITED : (uint32) limit);
 }
 
@@ -151,10 +165,26 @@ assign_priority_aging(int newval, void *extra)
 		pg_atomic_write_u32(&pcc_shared->priority_aging_ms, (uint32) newval);
 }
 
+static void
+assign_auto_min(int newval, void *extra)
+{
+	if (pcc_shared)
+		pg_atomic_write_u32(&pcc_shared->auto_min, (uint32) newval);
+}
+
+static void
+assign_auto_max(int newval, void *extra)
+{
+	if (pcc_shared)
+		pg_atomic_write_u32(&pcc_shared->auto_max, (uint32) newval);
+}
+
 /* Copy every shared setting into shared memory (at shmem creation). */
 void
 pcc_publish_settings(void)
 {
+	assign_auto_min(pcc_auto_min, NULL);
+	assign_auto_max(pcc_auto_max, NULL);
 	assign_enabled(pcc_enabled, NULL);
 	assign_max_waiters(pcc_max_waiters, NULL);
 	assign_queue_order(pcc_queue_order, NULL);
@@ -167,9 +197,9 @@ static void
 define_limit(PccGateId id, const char *desc, GucIntAssignHook hook)
 {
 	DefineCustomIntVariable(limit_guc_names[id], desc,
-							"0 means unlimited.",
-							&pcc_limits[id], pcc_limits[id], 0, MAX_BACKENDS,
-							PGC_SIGHUP, 0, NULL, hook, NULL);
+							"0 means unlimited, -1 tunes the limit automatically between auto_min and auto_max.",
+							&pcc_limits[id], pcc_limits[id], PCC_LIMIT_AUTO,
+							MAX_BACKENDS, PGC_SIGHUP, 0, NULL, hook, NULL);
 }
 
 static void
@@ -260,5 +290,14 @@ pcc_define_gucs(void)
 							"A waiter passes lower priority waiters that arrived less than this before it (twice this for two levels), and nobody else. 0 makes the queues FIFO regardless of priority.",
 							&pcc_priority_aging, 10 * 1000, 0, 3600 * 1000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, assign_priority_aging, NULL);
+	DefineCustomIntVariable("pg_concurrency_control.auto_min",
+							"Lowest limit an automatically tuned gate (limit -1) goes down to.",
+							NULL, &pcc_auto_min, 2, 1, MAX_BACKENDS,
+							PGC_SIGHUP, 0, NULL, assign_auto_min, NULL);
+	DefineCustomIntVariable("pg_concurrency_control.auto_max",
+							"Highest limit an automatically tuned gate (limit -1) goes up to.",
+							"Below auto_min, auto_min is used.",
+							&pcc_auto_max, 64, 1, MAX_BACKENDS,
+							PGC_SIGHUP, 0, NULL, assign_auto_max, NULL);
 	MarkGUCPrefixReserved("pg_concurrency_control");
 }

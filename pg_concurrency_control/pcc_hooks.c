@@ -119,6 +119,8 @@ pcc_release_all(bool at_exit)
 	{
 		if ((held & (1U << id)) == 0)
 			continue;
+		if (!at_exit)
+			pcc_auto_report(id, me->served_since[id]);
 		if (id == kept)
 			pcc_gate_linger(id);
 		else
@@ -149,11 +151,15 @@ pcc_register_backend(void)
 	exit_hook_registered = true;
 }
 
-/* Record a slot as held, before anything can interrupt us. */
+/*
+ * Record a slot as held, before anything can interrupt us; its service
+ * time counts from admitted_at.
+ */
 static void
-pcc_mark_held(PccBackend *me, PccGateId id)
+pcc_mark_held(PccBackend *me, PccGateId id, TimestampTz admitted_at)
 {
 	me->held_since[id] = GetCurrentStatementStartTimestamp();
+	me->served_since[id] = admitted_at;
 	pg_atomic_fetch_or_u32(&me->held, 1U << id);
 }
 
@@ -181,7 +187,7 @@ pcc_take_slot(PccGateId id, PccPriority priority)
 	me->held_ticket[id] = me->queue_ticket;
 	me->held_turn[id] = me->granted_turn;
 	me->held_priority[id] = priority;
-	pcc_mark_held(me, id);
+	pcc_mark_held(me, id, me->granted_at);
 	return true;
 }
 
@@ -195,14 +201,17 @@ pcc_resume_turn(PccGateId id)
 	/* without the exit hook, this session has never held a slot */
 	if (!exit_hook_registered || !pcc_gate_resume(id))
 		return false;
-	pcc_mark_held(pcc_my_backend(), id);
+	pcc_mark_held(pcc_my_backend(), id, GetCurrentStatementStartTimestamp());
 	return true;
 }
 
 static void
 pcc_give_slot(PccGateId id)
 {
-	pg_atomic_fetch_and_u32(&pcc_my_backend()->held, ~(1U << id));
+	PccBackend *me = pcc_my_backend();
+
+	pg_atomic_fetch_and_u32(&me->held, ~(1U << id));
+	pcc_auto_report(id, me->served_since[id]);
 	pcc_gate_release(id);
 }
 

@@ -83,6 +83,9 @@ pcc_shmem_startup(void)
 			pg_atomic_init_u32(&gate->stuck, 0);
 			pg_atomic_init_u64(&gate->admitted, 0);
 			pg_atomic_init_u64(&gate->released, 0);
+			pg_atomic_init_u32(&gate->auto_on, 0);
+			pg_atomic_init_u64(&gate->auto_done, 0);
+			pg_atomic_init_u64(&gate->auto_service_us, 0);
 			SpinLockInit(&gate->mutex);
 			for (int p = 0; p < PCC_NUM_PRIORITIES; p++)
 				dlist_init(&gate->queues[p]);
@@ -94,6 +97,8 @@ pcc_shmem_startup(void)
 		pg_atomic_init_u32(&pcc_shared->warm_max_wait_ms, 0);
 		pg_atomic_init_u32(&pcc_shared->quantum_ms, 0);
 		pg_atomic_init_u32(&pcc_shared->priority_aging_ms, 0);
+		pg_atomic_init_u32(&pcc_shared->auto_min, 1);
+		pg_atomic_init_u32(&pcc_shared->auto_max, 1);
 		pcc_shared->nbackends = pcc_backend_slots();
 		for (int i = 0; i < pcc_shared->nbackends; i++)
 		{

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * pcc_sql.c
- *	  SQL interface: status, backends, reset and the consistency check.
+ *	  SQL interface: status, backends, reset, the consistency check and the
+ *	  adaptive limit's simulation.
  *
  * Gating works without CREATE EXTENSION; only these functions need it.
  *
@@ -9,8 +10,12 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
+#include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
@@ -20,13 +25,16 @@ PG_FUNCTION_INFO_V1(pg_concurrency_control_status);
 PG_FUNCTION_INFO_V1(pg_concurrency_control_backends);
 PG_FUNCTION_INFO_V1(pg_concurrency_control_reset);
 PG_FUNCTION_INFO_V1(pg_concurrency_control_check);
+PG_FUNCTION_INFO_V1(pg_concurrency_control_auto_simulate);
 
-#define STATUS_COLS		17
+#define STATUS_COLS		21
+#define STATUS_COLS_V1_2	17
 #define STATUS_COLS_V1_0	15
 #define BACKENDS_COLS	7
 #define BACKENDS_COLS_V1_1	6
 #define BACKENDS_COLS_V1_0	4
 #define CHECK_COLS		2
+#define SIMULATE_COLS	7
 
 /* A gate's numbers, copied out under its mutex. */
 typedef struct GateSnapshot
@@ -47,6 +55,8 @@ typedef struct GateSnapshot
 	uint64		admitted_at_reset;
 	TimestampTz reset_time;
 	uint64		resumed;
+	bool		auto_on;
+	PccAutoState auto_state;
 	int			queue_length;
 	bool		queue_consistent;
 	int			lingering;		/* length of the lingering list */
@@ -78,6 +88,8 @@ snapshot_gate(PccGateId id, GateSnapshot *s)
 	s->admitted_at_reset = gate->admitted_at_reset;
 	s->reset_time = gate->reset_time;
 	s->resumed = gate->resumed;
+	s->auto_on = pg_atomic_read_u32(&gate->auto_on) != 0;
+	s->auto_state = gate->auto_state;	/* racy: the watchdog writes it */
 	s->queue_length = 0;
 	s->queue_consistent = true;
 	for (int p = 0; p < PCC_NUM_PRIORITIES; p++)
@@ -107,9 +119,22 @@ snapshot_gate(PccGateId id, GateSnapshot *s)
 	SpinLockRelease(&gate->mutex);
 }
 
+/* The controller's inputs, NULL unless the gate is auto and has run. */
+static void
+put_auto_inputs(const GateSnapshot *s, Datum *values, bool *nulls)
+{
+	const PccAutoState *st = &s->auto_state;
+	bool		none = !s->auto_on || st->steps == 0;
+
+	values[0] = Float8GetDatum(st->baseline_us / 1000.0);
+	values[1] = Float8GetDatum(st->service_us / 1000.0);
+	values[2] = Float8GetDatum(st->throughput);
+	nulls[0] = nulls[1] = nulls[2] = none;
+}
+
 /*
- * pg_concurrency_control_status(): one row per gate.  The 1.0 definition
- * without lingering and resumed is served too.
+ * pg_concurrency_control_status(): one row per gate.  The definitions of
+ * 1.0 and 1.2, with fewer columns, are served too.
  */
 Datum
 pg_concurrency_control_status(PG_FUNCTION_ARGS)
@@ -120,7 +145,8 @@ pg_concurrency_control_status(PG_FUNCTION_ARGS)
 	pcc_require_shared();
 	InitMaterializedSRF(fcinfo, 0);
 	natts = rsinfo->setDesc->natts;
-	if (natts != STATUS_COLS && natts != STATUS_COLS_V1_0)
+	if (natts != STATUS_COLS && natts != STATUS_COLS_V1_2 &&
+		natts != STATUS_COLS_V1_0)
 		elog(ERROR, "incorrect number of output arguments");
 
 	for (int id = 0; id < PCC_NUM_GATES; id++)
@@ -147,11 +173,12 @@ pg_concurrency_control_status(PG_FUNCTION_ARGS)
 		values[i++] = Float8GetDatum(s.queued > 0 ?
 									 s.total_wait_us / 1000.0 / s.queued : 0.0);
 		values[i++] = TimestampTzGetDatum(s.reset_time);
-		if (natts == STATUS_COLS)
-		{
-			values[i++] = Int32GetDatum(s.lingering);
-			values[i++] = Int64GetDatum((int64) s.resumed);
-		}
+		values[i++] = Int32GetDatum(s.lingering);
+		values[i++] = Int64GetDatum((int64) s.resumed);
+		values[i++] = BoolGetDatum(s.auto_on);
+		put_auto_inputs(&s, values + i, nulls + i);
+		i += 3;
+		i = Min(i, natts);
 		Assert(i == natts);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
@@ -310,6 +337,97 @@ pg_concurrency_control_check(PG_FUNCTION_ARGS)
 			s.running - Min(s.running, s.stuck) < s.limit)
 			put_problem(rsinfo, id, psprintf("%u waiting while only %u of %u slots are in use",
 											 s.waiting, s.running, s.limit));
+	}
+	return (Datum) 0;
+}
+
+/*
+ * pg_concurrency_control_auto_simulate(unloaded_ms[], knee[], auto_min,
+ * auto_max, start): run the adaptive limit's controller against a model
+ * server, one row per PCC_AUTO_INTERVAL_MS step, to test and explain it.
+ * In step i the model serves up to knee[i] holders at once in unloaded_ms[i]
+ * each; more holders share that capacity, so their service time grows in
+ * proportion, and there are always more sessions waiting.
+ */
+Datum
+pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ArrayType  *service_arr = PG_GETARG_ARRAYTYPE_P(0);
+	ArrayType  *knee_arr = PG_GETARG_ARRAYTYPE_P(1);
+	int32		auto_min = PG_GETARG_INT32(2);
+	int32		auto_max = PG_GETARG_INT32(3);
+	int32		start = PG_GETARG_INT32(4);
+	Datum	   *service;
+	Datum	   *knee;
+	int			nservice;
+	int			nknee;
+	PccAutoState st;
+	PccAutoSample pending = {0};
+	double		interval_s = PCC_AUTO_INTERVAL_MS / 1000.0;
+	TimestampTz now = 1;		/* 0 would mean "not probing" */
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != SIMULATE_COLS)
+		elog(ERROR, "incorrect number of output arguments");
+	if (ARR_NDIM(service_arr) > 1 || ARR_NDIM(knee_arr) > 1 ||
+		array_contains_nulls(service_arr) || array_contains_nulls(knee_arr))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unloaded_ms and knee must be one-dimensional arrays without nulls")));
+	deconstruct_array(service_arr, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL,
+					  TYPALIGN_DOUBLE, &service, NULL, &nservice);
+	deconstruct_array(knee_arr, INT4OID, sizeof(int32), true, TYPALIGN_INT,
+					  &knee, NULL, &nknee);
+	if (nservice != nknee)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unloaded_ms has %d elements but knee has %d", nservice, nknee),
+				 errdetail("Each step needs one of each.")));
+	if (auto_min < 1 || auto_max < 1 || start < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("auto_min, auto_max and start must be at least 1")));
+
+	pcc_auto_start(&st, (uint32) start, (uint32) auto_min, (uint32) auto_max, now);
+	for (int step = 0; step < nservice; step++)
+	{
+		double		base_ms = DatumGetFloat8(service[step]);
+		int32		capacity = DatumGetInt32(knee[step]);
+		uint32		limit = (uint32) rint(st.limit);
+		PccAutoSample s;
+		Datum		values[SIMULATE_COLS];
+		bool		nulls[SIMULATE_COLS] = {0};
+		double		service_us;
+		double		done;
+
+		if (base_ms <= 0 || capacity < 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("step %d: unloaded_ms must be positive and knee at least 1",
+							step + 1)));
+		service_us = base_ms * 1000.0 * Max(1.0, (double) limit / capacity);
+		done = rint(limit * interval_s * 1e6 / service_us);
+		/* what this interval brought, added to what is not consumed yet */
+		s.seconds = pending.seconds + interval_s;
+		s.done = pending.done + (uint64) done;
+		s.service_us = pending.service_us + service_us * done;
+		s.running = limit;
+		s.saturated = true;
+		now += (TimestampTz) PCC_AUTO_INTERVAL_MS * 1000;
+		if (pcc_auto_step(&st, &s, (uint32) auto_min, (uint32) auto_max, now))
+			memset(&pending, 0, sizeof(pending));
+		else
+			pending = s;
+
+		values[0] = Int32GetDatum(step + 1);
+		values[1] = Int32GetDatum((int32) limit);
+		values[2] = Float8GetDatum(service_us / 1000.0);
+		values[3] = Float8GetDatum(done / interval_s);
+		values[4] = Float8GetDatum(st.baseline_us / 1000.0);
+		values[5] = Int32GetDatum((int32) rint(st.limit));
+		values[6] = BoolGetDatum(st.probe_since != 0);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;
 }

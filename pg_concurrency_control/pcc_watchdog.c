@@ -11,7 +11,8 @@
  * deadlock_timeout, publishes that count, and hands slots to waiters as if
  * those holders were not there (as InnoDB does for innodb_thread_concurrency).
  * It also applies reloaded limits in case no waiter woke to do it, and
- * frees kept slots whose turn is over (see pcc_gate_linger).
+ * frees kept slots whose turn is over (see pcc_gate_linger), and steps the
+ * controllers of adaptive limits (see pcc_auto.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -32,7 +33,7 @@ PGDLLEXPORT void pcc_watchdog_main(Datum main_arg);
 
 /*
  * How often to look: a quarter of deadlock_timeout, within [10ms, 250ms];
- * while slots are kept between transactions, a quarter of the quantum, so
+ * with adaptive limits, at least every PCC_AUTO_INTERVAL_MS; while slots are kept between transactions, a quarter of the quantum, so
  * that one nobody resumes is freed soon after its turn ends.
  */
 static long
@@ -41,6 +42,9 @@ pcc_watchdog_interval(void)
 	long		interval = Max(10, Min(DeadlockTimeout / 4, 250));
 	long		quantum_ms = pg_atomic_read_u32(&pcc_shared->quantum_ms);
 
+	for (int id = 0; id < PCC_NUM_GATES; id++)
+		if (pg_atomic_read_u32(&pcc_gate(id)->auto_on))
+			interval = Min(interval, PCC_AUTO_INTERVAL_MS);
 	for (int id = 0; id < PCC_NUM_GATES; id++)
 		if (pcc_gate(id)->nlingering > 0)
 			return Min(interval, Max(1, quantum_ms / 4));
@@ -59,6 +63,7 @@ pcc_watchdog_scan(void)
 		uint64		state = pg_atomic_read_u64(&gate->state);
 		uint32		stuck = 0;
 
+		pcc_auto_tick(id, now);
 		if (pcc_state_waiting(state) > 0)
 			stuck = pcc_gate_count_stuck_holders(id, now);
 		if (pg_atomic_read_u32(&gate->stuck) != stuck)

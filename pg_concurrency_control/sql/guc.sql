@@ -29,7 +29,7 @@ SET pg_concurrency_control.priority = 'in block';
 -- The prefix is reserved: a typo is an error, not a silent placeholder.
 SET pg_concurrency_control.query_concurency = 5;
 -- Server-wide parameters are checked by ALTER SYSTEM as a reload checks them.
-ALTER SYSTEM SET pg_concurrency_control.query_concurrency = -1;
+ALTER SYSTEM SET pg_concurrency_control.query_concurrency = -2;
 ALTER SYSTEM SET pg_concurrency_control.transaction_concurrency = 'many';
 ALTER SYSTEM SET pg_concurrency_control.quantum = -5;
 ALTER SYSTEM SET pg_concurrency_control.quantum = '2min';

@@ -1,0 +1,268 @@
+/*-------------------------------------------------------------------------
+ *
+ * pcc_auto.c
+ *	  Adaptive limits: a gate whose limit is set to -1 (auto) tunes it.
+ *
+ * Holders report, when they give a slot back, how long they held it (the
+ * service time, excluding the wait for the slot): two atomic additions,
+ * and only on auto gates.  Every PCC_AUTO_INTERVAL_MS the watchdog turns
+ * the interval's samples into a new limit with a Vegas-style rule, as TCP
+ * Vegas and Netflix's concurrency-limits do:
+ *
+ *	 queue = limit * (1 - baseline / service)
+ *
+ * estimates how many of the admitted are waiting inside the server (for
+ * CPUs, locks, I/O) rather than being served: service time grows over the
+ * baseline, the service time of unloaded work, once the server is past its
+ * knee.  The limit grows by a tenth while that queue is short and the gate
+ * is saturated, and shrinks by a tenth while it is long, within
+ * [auto_min, auto_max].
+ *
+ * The baseline is the lowest service time seen, and it is measured afresh
+ * at low concurrency so that it can also rise after the workload changes:
+ * whenever the limit sits at auto_min, and by a probe that holds the limit
+ * at auto_min until the running work has drained to it, takes one
+ * interval's service time as the new baseline and restores the limit.  A
+ * probe runs when the controller starts, every PCC_AUTO_PROBE_EVERY_MS,
+ * and when service time doubles or halves at a steady limit (the work
+ * changed).
+ *
+ * The controller's state is written only by the watchdog (or, for the
+ * simulation function, in local memory); the status function reads it
+ * racily.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "utils/timestamp.h"
+
+#include "pcc.h"
+
+/* Fewer completions than this make no sample: keep accumulating. */
+#define MIN_SAMPLES			8
+
+/* Longest a probe may take to drain before it gives up. */
+#define PROBE_MAX_MS		2000
+
+/* The limit moves by this fraction of itself, and at least by one. */
+#define STEP_FRACTION		0.1
+
+/* Service time growing this much in one interval means the work changed. */
+#define SHIFT_FACTOR		2.0
+
+/* Least time between the end of a probe and a probe for a shift. */
+#define PROBE_GAP_MS		1000
+
+static double
+clamp_limit(double limit, uint32 min, uint32 max)
+{
+	return Max((double) min, Min((double) Max(min, max), limit));
+}
+
+/* A probe: hold the limit at auto_min until the work has drained to it. */
+static void
+start_probe(PccAutoState *st, uint32 min, TimestampTz now)
+{
+	st->probe_saved_limit = st->limit;
+	st->probe_since = now;
+	st->limit = min;
+}
+
+/*
+ * Start the controller: it goes on from the given limit once a first probe
+ * has measured the baseline.
+ */
+void
+pcc_auto_start(PccAutoState *st, uint32 limit, uint32 min, uint32 max,
+			   TimestampTz now)
+{
+	memset(st, 0, sizeof(*st));
+	st->limit = clamp_limit(limit, min, max);
+	start_probe(st, min, now);
+}
+
+static void
+end_probe(PccAutoState *st, uint32 min, uint32 max, TimestampTz now)
+{
+	st->limit = clamp_limit(st->probe_saved_limit, min, max);
+	st->probe_since = 0;
+	st->probe_ended = now;
+	st->next_probe = now + (TimestampTz) PCC_AUTO_PROBE_EVERY_MS * 1000;
+	st->probes++;
+}
+
+/* The Vegas rule: grow while the inner queue is short, shrink when long. */
+static void
+adjust_limit(PccAutoState *st, const PccAutoSample *s, uint32 min, uint32 max)
+{
+	double		limit = st->limit;
+	double		queue = limit * (1.0 - st->baseline_us / st->service_us);
+	double		alpha = Max(1.0, 3.0 * log10(limit));
+	double		beta = Max(2.0, 6.0 * log10(limit));
+	double		step = Max(1.0, limit * STEP_FRACTION);
+
+	st->queue = queue;
+	st->grew = false;
+	if (queue > beta)
+		limit -= step;
+	else if (queue < alpha && s->saturated)
+	{
+		limit += step;
+		st->grew = true;
+	}
+	st->limit = clamp_limit(limit, min, max);
+}
+
+/*
+ * Has the work itself changed?  Service time jumping up at a limit that
+ * did not grow, or falling by as much, means the baseline is stale: probe
+ * now rather than at the next periodic probe, but not more than once per
+ * PROBE_GAP_MS.
+ */
+static bool
+workload_shifted(const PccAutoState *st, double service_us, TimestampTz now)
+{
+	bool		slower = !st->grew && service_us > SHIFT_FACTOR * st->service_us;
+	bool		faster = service_us * SHIFT_FACTOR < st->service_us;
+
+	return st->service_us > 0 && (slower || faster) &&
+		TimestampDifferenceExceeds(st->probe_ended, now, PROBE_GAP_MS);
+}
+
+/*
+ * One controller step with the samples of the interval ending now.
+ * Returns false, consuming nothing, when there are too few samples (then
+ * the caller keeps accumulating); the limit to publish is then unchanged.
+ */
+bool
+pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
+			  uint32 max, TimestampTz now)
+{
+	/* at most auto_min ran when this interval began */
+	bool		drained = st->drained;
+	double		service_us;
+	bool		shifted;
+
+	if (st->probe_since != 0 &&
+		TimestampDifferenceExceeds(st->probe_since, now, PROBE_MAX_MS))
+		end_probe(st, min, max, now);	/* never drained: give up */
+	if (s->done < MIN_SAMPLES)
+		return false;
+
+	service_us = s->service_us / s->done;
+	shifted = st->probe_since == 0 && workload_shifted(st, service_us, now);
+	st->service_us = service_us;
+	st->throughput = s->seconds > 0 ? s->done / s->seconds : 0;
+	st->drained = s->running <= min;
+	st->steps++;
+	if (st->probe_since != 0)
+	{
+		if (drained)
+		{
+			st->baseline_us = service_us;
+			end_probe(st, min, max, now);
+		}
+		return true;
+	}
+	if (shifted)
+	{
+		start_probe(st, min, now);
+		return true;
+	}
+	if (st->baseline_us <= 0 || service_us < st->baseline_us ||
+		(drained && st->limit <= min))
+		st->baseline_us = service_us;
+	adjust_limit(st, s, min, max);
+	if (now >= st->next_probe)
+		start_probe(st, min, now);
+	return true;
+}
+
+/*
+ * A holder of a slot of gate id gives it back: report how long it held it.
+ * Costs nothing but one read on gates with a static limit.
+ */
+void
+pcc_auto_report(PccGateId id, TimestampTz since)
+{
+	PccGate    *gate = pcc_gate(id);
+	TimestampTz now;
+
+	if (likely(pg_atomic_read_u32(&gate->auto_on) == 0))
+		return;
+	now = GetCurrentTimestamp();
+	pg_atomic_fetch_add_u64(&gate->auto_done, 1);
+	pg_atomic_fetch_add_u64(&gate->auto_service_us,
+							now > since ? (uint64) (now - since) : 0);
+}
+
+/*
+ * The limit GUC of gate id was set to auto.  The first process to switch
+ * it keeps the old limit (within the bounds) until the controller starts.
+ */
+void
+pcc_auto_switch_on(PccGateId id)
+{
+	PccGate    *gate = pcc_gate(id);
+	uint32		min = pg_atomic_read_u32(&pcc_shared->auto_min);
+	uint32		max = pg_atomic_read_u32(&pcc_shared->auto_max);
+
+	if (pg_atomic_exchange_u32(&gate->auto_on, 1) == 0)
+		pg_atomic_write_u32(&gate->limit,
+							(uint32) clamp_limit(pg_atomic_read_u32(&gate->limit),
+												 min, max));
+}
+
+/*
+ * The watchdog's turn on gate id: start the controller when the gate went
+ * auto, step it when an interval has passed, publish the new limit and
+ * admit waiters if it grew.
+ */
+void
+pcc_auto_tick(PccGateId id, TimestampTz now)
+{
+	PccGate    *gate = pcc_gate(id);
+	PccAutoState *st = &gate->auto_state;
+	uint32		min = pg_atomic_read_u32(&pcc_shared->auto_min);
+	uint32		max = pg_atomic_read_u32(&pcc_shared->auto_max);
+	uint64		done = pg_atomic_read_u64(&gate->auto_done);
+	uint64		service_us = pg_atomic_read_u64(&gate->auto_service_us);
+	uint64		state = pg_atomic_read_u64(&gate->state);
+	uint32		published = pg_atomic_read_u32(&gate->limit);
+	uint32		limit;
+	PccAutoSample s;
+
+	if (pg_atomic_read_u32(&gate->auto_on) == 0)
+	{
+		gate->auto_seen_at = 0;
+		return;
+	}
+	if (gate->auto_seen_at == 0)
+		pcc_auto_start(st, published, min, max, now);
+	else if (!TimestampDifferenceExceeds(gate->auto_seen_at, now,
+										 PCC_AUTO_INTERVAL_MS - 1))
+		return;
+	else
+	{
+		s.done = done - gate->auto_seen_done;
+		s.service_us = (double) (service_us - gate->auto_seen_us);
+		s.seconds = (now - gate->auto_seen_at) / 1000000.0;
+		s.running = pcc_state_running(state);
+		s.saturated = pcc_state_waiting(state) > 0 || s.running >= published;
+		if (!pcc_auto_step(st, &s, min, max, now))
+			return;
+	}
+	gate->auto_seen_done = done;
+	gate->auto_seen_us = service_us;
+	gate->auto_seen_at = now;
+
+	limit = (uint32) rint(st->limit);
+	if (limit == published || pg_atomic_read_u32(&gate->auto_on) == 0)
+		return;
+	pg_atomic_write_u32(&gate->limit, limit);
+	if (limit > published)
+		pcc_gate_grant_waiters(gate);
+}

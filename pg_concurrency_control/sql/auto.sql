@@ -1,0 +1,71 @@
+-- The adaptive limit's controller, driven step by step against a model
+-- server (pg_concurrency_control_auto_simulate): in each 100 ms step the
+-- model serves up to knee holders in unloaded_ms each; more holders share
+-- that capacity, so their service time grows and throughput stays flat.
+CREATE FUNCTION pcc_sim(unloaded float8[], knee int[],
+                        auto_min int DEFAULT 2, auto_max int DEFAULT 64)
+RETURNS TABLE (step int, lim int, service_ms float8, throughput float8,
+               probing bool)
+LANGUAGE sql AS $$
+  SELECT step, max_concurrency, service_ms, throughput, probing
+    FROM pg_concurrency_control_auto_simulate(unloaded, knee, auto_min, auto_max)
+$$;
+CREATE FUNCTION steps(n int, v float8) RETURNS float8[]
+LANGUAGE sql AS 'SELECT array_fill(v, ARRAY[n])';
+CREATE FUNCTION steps(n int, v int) RETURNS int[]
+LANGUAGE sql AS 'SELECT array_fill(v, ARRAY[n])';
+
+-- It starts with a probe at auto_min (measuring the unloaded service time),
+-- then settles just past the knee: full throughput, service time up by
+-- well under the factor a static 64 costs (8x here).
+SELECT step, lim, probing FROM pcc_sim(steps(5, 1.0), steps(5, 8)) WHERE step <= 2;
+SELECT min(lim) AS low, max(lim) AS high,
+       round(min(throughput)) AS min_tps, round(max(service_ms)::numeric, 2) AS max_ms
+  FROM pcc_sim(steps(100, 1.0), steps(100, 8)) WHERE step > 30;
+
+-- The bounds hold: a knee above auto_max stops at auto_max; a knee below
+-- auto_min never takes the limit under auto_min.
+SELECT min(lim), max(lim) FROM pcc_sim(steps(100, 1.0), steps(100, 32), 2, 6) WHERE step > 1;
+SELECT min(lim), max(lim) FROM pcc_sim(steps(100, 1.0), steps(100, 1), 4, 64) WHERE step > 30;
+SELECT min(lim), max(lim) FROM pcc_sim(steps(50, 1.0), steps(50, 8), 5, 3);
+
+-- A bigger capacity (knee 8 -> 32 at step 100): the limit follows within
+-- two seconds and stays at full throughput, but for the periodic probes'
+-- intervals at auto_min.
+SELECT min(step) AS settled_at FROM pcc_sim(steps(300, 1.0), steps(100, 8) || steps(200, 32))
+ WHERE step > 100 AND throughput >= 0.95 * 32000;
+SELECT min(throughput) FILTER (WHERE lim > 2) >= 0.95 * 32000 AS stays,
+       count(*) FILTER (WHERE lim = 2) AS probe_steps
+  FROM pcc_sim(steps(300, 1.0), steps(100, 8) || steps(200, 32)) WHERE step > 120;
+
+-- Slower work (1 ms -> 4 ms at step 150, as when the data stops fitting in
+-- memory): service time jumps at a steady limit, which triggers a probe
+-- for the new baseline at once; full throughput again within a second.
+SELECT step, lim, round(service_ms::numeric, 2) AS service_ms, probing
+  FROM pcc_sim(steps(150, 1.0) || steps(150, 4.0), steps(300, 8))
+ WHERE step BETWEEN 150 AND 154;
+SELECT min(step) AS settled_at FROM pcc_sim(steps(150, 1.0) || steps(150, 4.0), steps(300, 8))
+ WHERE step > 152 AND NOT probing AND throughput >= 0.95 * 2000;
+-- Faster work (4 ms -> 1 ms): a probe too, so that the limit comes back
+-- down to where the service time is lowest.
+SELECT step, lim, round(service_ms::numeric, 2) AS service_ms, probing
+  FROM pcc_sim(steps(150, 4.0) || steps(150, 1.0), steps(300, 8))
+ WHERE step BETWEEN 150 AND 156;
+
+-- Periodic probes (every 10 s) cost little: throughput over a minute
+-- against the best the model allows.
+SELECT count(*) FILTER (WHERE probing) AS probing_steps,
+       round((avg(throughput) / 8000)::numeric, 2) AS of_best
+  FROM pcc_sim(steps(600, 1.0), steps(600, 8)) WHERE step > 20;
+
+-- Bad input is rejected.
+SELECT * FROM pcc_sim(ARRAY[1.0, 1.0], ARRAY[8]);
+SELECT * FROM pcc_sim(ARRAY[1.0, NULL], ARRAY[8, 8]);
+SELECT * FROM pcc_sim(ARRAY[1.0, -1.0], ARRAY[8, 8]);
+SELECT * FROM pcc_sim(ARRAY[1.0], ARRAY[0]);
+SELECT * FROM pcc_sim(ARRAY[1.0], ARRAY[8], 0, 8);
+DROP FUNCTION pcc_sim, steps(int, float8), steps(int, int);
+
+-- Gates with a static limit show no controller state.
+SELECT gate, max_concurrency, auto, baseline_ms, service_ms, throughput
+  FROM pg_concurrency_control ORDER BY gate;

@@ -1,0 +1,106 @@
+# Adaptive limits (a limit GUC set to -1): the watchdog tunes the limit
+# from the service time of admitted work, within auto_min and auto_max.
+# Work that runs in parallel without slowing down (sleeps) takes the limit
+# to auto_max; work serialised on one row lock, whose service time grows
+# with every holder, keeps it low.  Switching back to a static limit and
+# to auto again works at reload.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use PccTest;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IPC::Run;
+use Time::HiRes qw(usleep time);
+
+my $clients = 24;
+my $node = pcc_node('auto',
+	"pg_concurrency_control.transaction_concurrency = -1",
+	"pg_concurrency_control.auto_min = 2",
+	"pg_concurrency_control.auto_max = 16",
+	"deadlock_timeout = '10min'");
+$node->safe_psql('postgres',
+	'CREATE TABLE hot (id int PRIMARY KEY, v int); INSERT INTO hot VALUES (1, 0)');
+
+is(gate_value($node, 'transaction', 'auto'), 't', 'the transaction gate is auto');
+my $limit = gate_value($node, 'transaction', 'max_concurrency');
+ok($limit >= 2 && $limit <= 16, "its limit starts within the bounds ($limit)");
+is(gate_value($node, 'query', 'auto || \'/\' || max_concurrency'), 'false/64',
+	'the other gates keep their static limits');
+
+# Run a pgbench script for $secs seconds with $clients clients; sample the
+# transaction gate's limit every 100 ms.  Returns the samples of the second
+# half, sorted, and the lowest and highest of all.
+sub run_load
+{
+	my ($name, $script, $secs) = @_;
+	my $file = $node->basedir . "/$name.sql";
+	open(my $fh, '>', $file) or die;
+	print $fh $script;
+	close $fh;
+	my ($out, $err) = ('', '');
+	my $bench = IPC::Run::start(
+		[ 'pgbench', '-n', '-h', $node->host, '-p', $node->port,
+		  '-c', $clients, '-j', '2', '-T', $secs, '-f', $file, 'postgres' ],
+		'>', \$out, '2>', \$err);
+	my (@all, @late);
+	my $t0 = time();
+	while (time() - $t0 < $secs)
+	{
+		my $l = gate_value($node, 'transaction', 'max_concurrency');
+		push @all, $l;
+		push @late, $l if time() - $t0 > $secs / 2;
+		usleep(100_000);
+	}
+	$bench->finish;
+	like($out, qr/number of failed transactions: 0|tps = /, "$name: pgbench ran")
+	  or diag($err);
+	@late = sort { $a <=> $b } @late;
+	@all = sort { $a <=> $b } @all;
+	return (\@late, $all[0], $all[-1]);
+}
+
+sub median { my ($v) = @_; return $v->[ int(@$v / 2) ]; }
+
+# --- parallel work that does not slow down: the limit climbs to auto_max
+my ($late, $low, $high) = run_load('sleep',
+	"BEGIN;\nSELECT pg_sleep(0.02);\nCOMMIT;\n", 8);
+ok($low >= 2 && $high <= 16, "sleep: the limit stayed within [2, 16] ($low..$high)");
+is(median($late), 16, 'sleep: the limit reached auto_max');
+my ($baseline, $service, $tput) = split /\|/, $node->safe_psql('pccmon',
+	"SELECT round(baseline_ms), round(service_ms), round(throughput)"
+	  . " FROM pg_concurrency_control WHERE gate = 'transaction'");
+ok($baseline >= 20 && $baseline < 200,
+	"sleep: the baseline is the service time of one transaction ($baseline ms)");
+ok($tput > 0, "sleep: throughput is shown ($tput/s)");
+no_problems($node, 'the sleep load');
+
+# --- work serialised on one row: every holder slows the others down
+($late, $low, $high) = run_load('hot',
+	"BEGIN;\nUPDATE hot SET v = v + 1 WHERE id = 1;\nSELECT pg_sleep(0.02);\nCOMMIT;\n", 8);
+ok($low >= 2 && $high <= 16, "hot row: the limit stayed within [2, 16] ($low..$high)");
+my $m = median($late);
+ok($m <= 8, "hot row: the limit settled low (median $m of auto_max 16)");
+($baseline, $service) = split /\|/, $node->safe_psql('pccmon',
+	"SELECT round(baseline_ms), round(service_ms)"
+	  . " FROM pg_concurrency_control WHERE gate = 'transaction'");
+ok($service >= $baseline,
+	"hot row: service time ($service ms) is above the baseline ($baseline ms)");
+no_problems($node, 'the hot-row load');
+
+# --- a static limit at reload stops the controller; auto resumes it
+pcc_reload($node, transaction_concurrency => '5');
+is(gate_value($node, 'transaction', 'auto || \'/\' || max_concurrency'), 'false/5',
+	'a static limit replaces the auto limit at reload');
+is(gate_value($node, 'transaction', 'baseline_ms IS NULL'), 't',
+	'a static gate shows no controller state');
+pcc_reload($node, transaction_concurrency => '-1', auto_max => '3');
+ok( wait_until($node,
+		"SELECT auto AND max_concurrency BETWEEN 2 AND 3 FROM pg_concurrency_control"
+		  . " WHERE gate = 'transaction'", 10),
+	'auto again, within the new bounds');
+no_problems($node, 'switching modes');
+
+$node->stop;
+done_testing();
