@@ -119,7 +119,6 @@ typedef struct PccAutoState
 	double		baseline_us;	/* service time of unloaded work */
 	double		service_us;		/* mean service time, last interval */
 	double		throughput;		/* completions per second, last interval */
-	double		queue;			/* estimated inner queue, last interval */
 	bool		drained;		/* at most auto_min ran at the last step */
 	TimestampTz next_probe;		/* when to measure the baseline again */
 	bool		grew;			/* the last step raised the limit */

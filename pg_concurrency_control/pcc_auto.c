@@ -5,18 +5,13 @@
  *
  * Holders report, when they give a slot back, how long they held it (the
  * service time, excluding the wait for the slot): two atomic additions,
- * and only on auto gates.  Every PCC_AUTO_INTERVAL_MS the watchdog turns
- * the interval's samples into a new limit with a Vegas-style rule, as TCP
- * Vegas and Netflix's concurrency-limits do:
- *
- *	 queue = limit * (1 - baseline / service)
- *
- * estimates how many of the admitted are waiting inside the server (for
- * CPUs, locks, I/O) rather than being served: service time grows over the
- * baseline, the service time of unloaded work, once the server is past its
- * knee.  The limit grows by a tenth while that queue is short and the gate
- * is saturated, and shrinks by a tenth while it is long, within
- * [auto_min, auto_max].
+ * and only on auto gates.  Every PCC_AUTO_INTERVAL_MS the watchdog compares
+ * the interval's mean service time with the baseline, the service time of
+ * unloaded work, as TCP Vegas and Netflix's concurrency-limits do with
+ * round-trip times: while work runs less than twice as slow as unloaded
+ * and the gate is saturated, the limit grows by a tenth; once it runs more
+ * than two and a half times as slow, the limit shrinks by a tenth; in
+ * between it holds; always within [auto_min, auto_max].
  *
  * The baseline is the lowest service time seen, and it is measured afresh
  * at low concurrency so that it can also rise after the workload changes:
@@ -46,6 +41,16 @@
 
 /* Longest a probe may take to drain before it gives up. */
 #define PROBE_MAX_MS		2000
+
+/*
+ * Service time over the baseline between which the limit holds.  Below
+ * the knee, service time stays near the baseline; past it, every holder
+ * added only adds to everyone's service time.  The band sits above 1
+ * because holders also wait for their clients' round trips, which more
+ * holders overlap: throughput still grows while service time rises some.
+ */
+#define GROW_BELOW			2.0
+#define SHRINK_ABOVE		2.5
 
 /* The limit moves by this fraction of itself, and at least by one. */
 #define STEP_FRACTION		0.1
@@ -94,21 +99,22 @@ end_probe(PccAutoState *st, uint32 min, uint32 max, TimestampTz now)
 	st->probes++;
 }
 
-/* The Vegas rule: grow while the inner queue is short, shrink when long. */
+/*
+ * Grow while admitted work runs less than GROW_BELOW times slower than
+ * unloaded work and the gate is saturated; shrink once it runs more than
+ * SHRINK_ABOVE times slower.
+ */
 static void
 adjust_limit(PccAutoState *st, const PccAutoSample *s, uint32 min, uint32 max)
 {
 	double		limit = st->limit;
-	double		queue = limit * (1.0 - st->baseline_us / st->service_us);
-	double		alpha = Max(1.0, 3.0 * log10(limit));
-	double		beta = Max(2.0, 6.0 * log10(limit));
+	double		slowdown = st->service_us / st->baseline_us;
 	double		step = Max(1.0, limit * STEP_FRACTION);
 
-	st->queue = queue;
 	st->grew = false;
-	if (queue > beta)
+	if (slowdown > SHRINK_ABOVE)
 		limit -= step;
-	else if (queue < alpha && s->saturated)
+	else if (slowdown < GROW_BELOW && s->saturated)
 	{
 		limit += step;
 		st->grew = true;
@@ -133,9 +139,9 @@ workload_shifted(const PccAutoState *st, double service_us, TimestampTz now)
 }
 
 /*
- * One controller step with the samples of the interval ending now.
- * Returns false, consuming nothing, when there are too few samples (then
- * the caller keeps accumulating); the limit to publish is then unchanged.
+ * One controller step with the samples of the interval ending now; the
+ * caller publishes st->limit afterwards.  Returns false, consuming
+ * nothing, when there are too few samples: the caller keeps accumulating.
  */
 bool
 pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
@@ -153,7 +159,8 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 		return false;
 
 	service_us = s->service_us / s->done;
-	shifted = st->probe_since == 0 && workload_shifted(st, service_us, now);
+	shifted = st->probe_since == 0 && s->saturated &&
+		workload_shifted(st, service_us, now);
 	st->service_us = service_us;
 	st->throughput = s->seconds > 0 ? s->done / s->seconds : 0;
 	st->drained = s->running <= min;
@@ -176,7 +183,8 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 		(drained && st->limit <= min))
 		st->baseline_us = service_us;
 	adjust_limit(st, s, min, max);
-	if (now >= st->next_probe)
+	/* a limit that binds nobody needs no fresh baseline */
+	if (now >= st->next_probe && s->saturated)
 		start_probe(st, min, now);
 	return true;
 }
@@ -233,6 +241,7 @@ pcc_auto_tick(PccGateId id, TimestampTz now)
 	uint64		state = pg_atomic_read_u64(&gate->state);
 	uint32		published = pg_atomic_read_u32(&gate->limit);
 	uint32		limit;
+	bool		consumed = true;
 	PccAutoSample s;
 
 	if (pg_atomic_read_u32(&gate->auto_on) == 0)
@@ -252,12 +261,14 @@ pcc_auto_tick(PccGateId id, TimestampTz now)
 		s.seconds = (now - gate->auto_seen_at) / 1000000.0;
 		s.running = pcc_state_running(state);
 		s.saturated = pcc_state_waiting(state) > 0 || s.running >= published;
-		if (!pcc_auto_step(st, &s, min, max, now))
-			return;
+		consumed = pcc_auto_step(st, &s, min, max, now);
 	}
-	gate->auto_seen_done = done;
-	gate->auto_seen_us = service_us;
-	gate->auto_seen_at = now;
+	if (consumed)
+	{
+		gate->auto_seen_done = done;
+		gate->auto_seen_us = service_us;
+		gate->auto_seen_at = now;
+	}
 
 	limit = (uint32) rint(st->limit);
 	if (limit == published || pg_atomic_read_u32(&gate->auto_on) == 0)

@@ -16,8 +16,8 @@ CREATE FUNCTION steps(n int, v int) RETURNS int[]
 LANGUAGE sql AS 'SELECT array_fill(v, ARRAY[n])';
 
 -- It starts with a probe at auto_min (measuring the unloaded service time),
--- then settles just past the knee: full throughput, service time up by
--- well under the factor a static 64 costs (8x here).
+-- then settles past the knee where service time is 2-2.5x the unloaded
+-- one: full throughput, well under the factor a static 64 costs (8x here).
 SELECT step, lim, probing FROM pcc_sim(steps(5, 1.0), steps(5, 8)) WHERE step <= 2;
 SELECT min(lim) AS low, max(lim) AS high,
        round(min(throughput)) AS min_tps, round(max(service_ms)::numeric, 2) AS max_ms

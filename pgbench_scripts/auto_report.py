@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Report of auto_sweep.sh: TPS per phase (static limits and auto), the
+auto limit while it ran, and SVG plots of the limit over time (gnuplot)."""
+import csv
+import os
+import subprocess
+import sys
+from collections import defaultdict
+
+SKIP_S = 3.0          # seconds at the start of a phase left out
+GATE = {'tpcb': 'transaction', 'simple-update': 'transaction',
+        'select-only': 'query', 'partition-mix': 'autocommit'}
+
+
+def progress(out, run):
+    """(epoch, tps) of the steady progress lines of one run."""
+    rows = []
+    with open(os.path.join(out, f'progress-{run}.log')) as f:
+        for line in f:
+            parts = line.split()
+            if 'steady' not in line or len(parts) < 9:
+                continue
+            rows.append((float(parts[0]), float(parts[6])))
+    return rows
+
+
+def limits(out):
+    by_gate = defaultdict(list)
+    with open(os.path.join(out, 'limits.csv')) as f:
+        for r in csv.DictReader(f):
+            try:
+                by_gate[r['gate']].append((float(r['epoch']), int(r['limit'])))
+            except (ValueError, KeyError):
+                continue
+    return by_gate
+
+
+def mean(v):
+    return sum(v) / len(v) if v else float('nan')
+
+
+def main(out):
+    phases = list(csv.DictReader(open(os.path.join(out, 'phases.csv'))))
+    lim = limits(out)
+    runs = defaultdict(list)
+    for p in phases:
+        runs[p['run']].append(p)
+    sweep = [r for r in runs if not r.startswith('shift-')]
+    print('| workload | connections | ' +
+          ' | '.join(f'static {p["phase"]}' for p in runs[sweep[0]][:-1]) +
+          ' | auto | auto / best static | auto limit (median, range) |')
+    print('|---|---|' + '---|' * (len(runs[sweep[0]]) + 2))
+    for run in sweep:
+        ps = runs[run]
+        prog = progress(out, run)
+        tps = []
+        for p in ps:
+            start, end = float(p['start']) + SKIP_S, float(p['end'])
+            tps.append(mean([t for e, t in prog if start <= e <= end]))
+        best = max(tps[:-1])
+        gate = GATE.get(ps[0]['workload'], 'transaction')
+        a = ps[-1]
+        seen = sorted(l for e, l in lim[gate]
+                      if float(a['start']) + SKIP_S <= e <= float(a['end']))
+        med = seen[len(seen) // 2] if seen else 0
+        rng = f'{seen[0]}..{seen[-1]}' if seen else '-'
+        cells = ' | '.join(f'**{t:.0f}**' if t == best else f'{t:.0f}' for t in tps[:-1])
+        print(f'| {ps[0]["workload"]} | {ps[0]["conns"]} | {cells} | {tps[-1]:.0f} | '
+              f'{tps[-1] / best:.2f} | {med} ({rng}) |')
+    print()
+    print('Static limit phases run first, in the order shown; the auto phase comes last and')
+    print('starts from the last static limit, so its TPS includes the controller finding its')
+    print('limit (a first probe at auto_min, then the climb or descent).')
+    for run, ps in runs.items():
+        plot(out, run, ps, lim[GATE.get(ps[0]['workload'], 'transaction')])
+
+
+def plot(out, run, ps, series):
+    t0, t1 = float(ps[0]['start']), float(ps[-1]['end'])
+    data = os.path.join(out, f'limit-{run}.dat')
+    with open(data, 'w') as f:
+        for e, l in series:
+            if t0 - 1 <= e <= t1:
+                f.write(f'{e - t0:.2f} {l}\n')
+    prog = progress(out, run)
+    with open(os.path.join(out, f'tps-{run}.dat'), 'w') as f:
+        for e, t in prog:
+            if t0 - 1 <= e <= t1:
+                f.write(f'{e - t0:.2f} {t}\n')
+    marks = ''.join(
+        f'set arrow from {float(p["start"]) - t0:.1f}, graph 0 to {float(p["start"]) - t0:.1f}, graph 1 nohead dt 2\n'
+        f'set label "{p["phase"]}" at {float(p["start"]) - t0 + 0.3:.1f}, graph 0.95\n'
+        for p in ps)
+    svg = os.path.join(out, f'limit-{run}.svg')
+    script = f"""set terminal svg size 900,420
+set output '{svg}'
+set title '{run}: limit and TPS over time'
+set xlabel 'seconds'
+set ylabel 'limit'
+set y2label 'TPS'
+set ytics nomirror
+set y2tics
+{marks}plot '{data}' using 1:2 with steps lw 2 title 'limit', \\
+     '{os.path.join(out, f"tps-{run}.dat")}' using 1:2 axes x1y2 with lines title 'TPS'
+"""
+    subprocess.run(['gnuplot'], input=script, text=True, check=False)
+    print(f'\n![{run}](limit-{run}.svg)')
+
+
+if __name__ == '__main__':
+    main(sys.argv[1])

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Adaptive limits against a sweep of static ones, side by side in one run.
+# For each workload and connection count, one pccload run on one server with
+# the module; its steady state is cut into phases, and before each phase
+# every gate's limit is reloaded: the static limits in turn, then -1 (auto,
+# starting from the last static one). A phase's TPS is the mean of its
+# per-second progress but the first three seconds (a reload at a thousand
+# connections takes a few). A sampler records the
+# limits every 200 ms. With --shift, one more run holds auto for three
+# phases and hogs both CPUs from outside PostgreSQL in the middle one (a
+# noisy neighbour): the limit over time shows the controller follow.
+# Writes results/auto-<timestamp>/report.md, phases.csv, limits.csv and
+# limits-<workload>-<conns>.svg.
+#
+#   sudo pgbench_scripts/auto_sweep.sh --quick     64 and 1024, three workloads, 10 s phases, shift
+#   options: --conns "64 256 1024" --workloads "tpcb select-only simple-update"
+#            --limits "4 8 16 32" --phase S (12) --scale N (10) --shift
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/scripts/lib.sh"
+
+ARGS="$*"
+CONNS="64 1024" WORKLOADS="tpcb select-only simple-update" LIMITS="4 8 16 32"
+PHASE=12 SCALE=10 SHIFT=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) PHASE=10 SHIFT=1 ;;
+	--conns) CONNS=$2; shift ;;
+	--workloads) WORKLOADS=$2; shift ;;
+	--limits) LIMITS=$2; shift ;;
+	--phase) PHASE=$2; shift ;;
+	--scale) SCALE=$2; shift ;;
+	--shift) SHIFT=1 ;;
+	-h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+	*) echo "unknown option $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+prepare_as_root gnuplot
+make -s -C "$ROOT/pgbench_scripts" pccload >/dev/null
+ulimit -n "$(ulimit -Hn)"
+
+OUT="$ROOT/pgbench_scripts/results/auto-$(date +%Y%m%d-%H%M%S)"
+mkdir -p "$OUT"
+max_conns=0
+for c in $CONNS; do [ "$c" -gt "$max_conns" ] && max_conns=$c; done
+
+cluster_create pcc-auto 55496
+DIR=$PCC_DIR
+SAMPLER="" BENCH="" HOGS=""
+cleanup() {
+	for p in $SAMPLER $BENCH $HOGS; do kill "$p" 2>/dev/null || true; done
+	cluster_destroy
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+cat >>"$DIR/data/postgresql.conf" <<EOC
+max_connections = $((max_conns + 30))
+shared_buffers = 1GB
+fsync = off
+synchronous_commit = off
+include_if_exists = 'limits.conf'
+EOC
+write_limits() {
+	gate_limits_conf "$1" fifo >"$DIR/data/limits.conf"
+	chown postgres "$DIR/data/limits.conf"
+}
+set_limits() {
+	write_limits "$1"
+	$PSQL -c 'SELECT pg_reload_conf()' >/dev/null
+}
+write_limits 64
+cluster_start module
+runuser -u postgres -- "$PG_BINDIR/pgbench" -h "$DIR" -p "$PCC_PORT" -i -s "$SCALE" -q postgres >/dev/null 2>&1
+$PSQL -c 'CREATE EXTENSION pg_concurrency_control'
+
+# limits.csv: epoch, gate, limit, running, waiting (every 200 ms)
+echo "epoch,gate,limit,running,waiting" >"$OUT/limits.csv"
+( while :; do
+	$PSQL -F, -c "SET pg_concurrency_control.bypass = on;
+		SELECT extract(epoch FROM clock_timestamp()), gate, max_concurrency, running, waiting
+		  FROM pg_concurrency_control WHERE gate <> 'bigquery'" 2>/dev/null >>"$OUT/limits.csv" || true
+	sleep 0.2
+done ) &
+SAMPLER=$!
+
+echo "run,workload,conns,phase,limit,start,end" >"$OUT/phases.csv"
+# run_phases RUN WORKLOAD CONNS SPEC...: one pccload run, one phase per SPEC
+# (a limit, "auto", or "auto+hog"), progress stamped with the epoch.
+run_phases() {
+	local run=$1 workload=$2 conns=$3
+	shift 3
+	local n=$# log="$OUT/progress-$run.log"
+	"$ROOT/pgbench_scripts/pccload" -h "$DIR" -p "$PCC_PORT" -U postgres -c "$conns" -j 2 \
+		-T $((n * (PHASE + 30) + 60)) -P 1 -w "$workload" -M prepared -s "$SCALE" -L "$run" \
+		>"$OUT/pccload-$run.txt" 2> >(while read -r l; do echo "$(date +%s.%N) $l"; done >"$log") &
+	BENCH=$!
+	until grep -q steady "$log" 2>/dev/null; do
+		kill -0 $BENCH 2>/dev/null || { echo "pccload failed: see $OUT/pccload-$run.txt" >&2; exit 1; }
+		sleep 0.5
+	done
+	for spec in "$@"; do
+		local limit=${spec%+hog} start end
+		[ "$limit" = auto ] && limit=-1
+		set_limits "$limit"
+		if [ "$spec" != "${spec%+hog}" ]; then
+			for _ in 1 2; do timeout "$PHASE" sh -c 'while :; do :; done' & HOGS="$HOGS $!"; done
+		fi
+		start=$(date +%s.%N)
+		sleep "$PHASE"
+		end=$(date +%s.%N)
+		echo "$run,$workload,$conns,$spec,$limit,$start,$end" >>"$OUT/phases.csv"
+	done
+	# reloads at many connections take seconds: the run outlasts the phases
+	kill -TERM $BENCH 2>/dev/null || true	# async jobs of a script ignore SIGINT
+	wait $BENCH 2>/dev/null || true
+	BENCH="" HOGS=""
+}
+
+for conns in $CONNS; do
+	for workload in $WORKLOADS; do
+		echo "== $workload, $conns connections: static $LIMITS, then auto" >&2
+		$PSQL -c 'VACUUM FREEZE' -c 'CHECKPOINT' >/dev/null
+		run_phases "$workload-$conns" "$workload" "$conns" $LIMITS auto
+	done
+done
+if [ "$SHIFT" = 1 ]; then
+	conns=${CONNS##* }
+	echo "== shift: tpcb, $conns connections, auto; both CPUs hogged in the middle phase" >&2
+	run_phases "shift-$conns" tpcb "$conns" auto auto+hog auto
+fi
+kill $SAMPLER 2>/dev/null || true
+SAMPLER=""
+
+{
+	echo "# Adaptive limits against static limits ($(date -u +%Y-%m-%d))"
+	echo
+	echo "Command: \`pgbench_scripts/auto_sweep.sh $ARGS\`; PostgreSQL $($PG_BINDIR/postgres -V | awk '{print $3}'),"
+	echo "$(nproc) CPUs, scale $SCALE, ${PHASE} s phases (TPS over each phase but its first 3 s),"
+	echo "shared_buffers 1GB, fsync off, all four limits set alike; auto: auto_min 2, auto_max 64."
+	echo
+	python3 "$ROOT/pgbench_scripts/auto_report.py" "$OUT"
+} >"$OUT/report.md"
+cat "$OUT/report.md"
+echo "report: $OUT/report.md" >&2
