@@ -63,6 +63,16 @@ typedef enum PccGateId
 
 #define PCC_NO_GATE (-1)
 
+/*
+ * Workload groups (pcc_group.c) are gates too, after the four above: gate
+ * id PCC_NUM_GATES + i is group slot i.  A slot keeps its group's name
+ * while anyone may still hold or wait for it.
+ */
+#define PCC_MAX_GROUPS		16
+#define PCC_NUM_SLOTS		(PCC_NUM_GATES + PCC_MAX_GROUPS)
+#define PCC_GROUP_NAME_LEN	32
+#define PCC_IS_GROUP(id)	((id) >= PCC_NUM_GATES)
+
 /* What happens when a waiter's control timeout expires. */
 typedef enum PccTimeoutAction
 {
@@ -209,11 +219,11 @@ typedef struct PccBackend
 	TimestampTz granted_at;		/* when its last slot was granted */
 	int			pid;			/* owner, 0 when the entry is unused */
 	pg_atomic_uint32 held;		/* bitmask of gates this backend holds */
-	TimestampTz held_since[PCC_NUM_GATES];
-	TimestampTz served_since[PCC_NUM_GATES];	/* admitted at (owner only) */
-	uint64		held_ticket[PCC_NUM_GATES]; /* queue_ticket of the held slot */
-	uint64		held_turn[PCC_NUM_GATES];	/* granted_turn of the held slot */
-	PccPriority held_priority[PCC_NUM_GATES];	/* class it was admitted in */
+	TimestampTz held_since[PCC_NUM_SLOTS];
+	TimestampTz served_since[PCC_NUM_SLOTS];	/* admitted at (owner only) */
+	uint64		held_ticket[PCC_NUM_SLOTS]; /* queue_ticket of the held slot */
+	uint64		held_turn[PCC_NUM_SLOTS];	/* granted_turn of the held slot */
+	PccPriority held_priority[PCC_NUM_SLOTS];	/* class it was admitted in */
 	TimestampTz turn_start;		/* when its current turn began */
 	dlist_node	linger_node;	/* link in PccGate.lingering */
 	int			linger_gate;	/* gate whose slot it keeps, or PCC_NO_GATE */
@@ -224,7 +234,12 @@ typedef struct PccBackend
 /* The whole shared state. */
 typedef struct PccShared
 {
-	PccGatePadded gates[PCC_NUM_GATES];
+	PccGatePadded gates[PCC_NUM_SLOTS];
+	slock_t		groups_lock;	/* protects the group names below */
+	pg_atomic_uint32 groups_generation; /* bumped when a group changes */
+	char		group_labels[PCC_MAX_GROUPS][PCC_GROUP_NAME_LEN + 8];	/* "group:name",
+																		 * "" if free */
+	bool		group_configured[PCC_MAX_GROUPS];	/* in the groups GUC now */
 	pg_atomic_uint32 max_waiters;	/* per gate, 0 = unbounded */
 	pg_atomic_uint32 queue_order;	/* PccQueueOrder */
 	pg_atomic_uint32 warm_max_wait_ms;	/* PCC_ORDER_WARM starvation bound */
@@ -269,6 +284,21 @@ extern const char *pcc_priority_name(PccPriority priority);
 extern uint32 pcc_state_running(uint64 state);
 extern uint32 pcc_state_waiting(uint64 state);
 
+/* pcc_group.c */
+typedef struct PccGroupList
+{
+	int			ngroups;
+	char		names[PCC_MAX_GROUPS][PCC_GROUP_NAME_LEN];
+	int			limits[PCC_MAX_GROUPS];
+} PccGroupList;
+
+extern bool pcc_groups_parse(const char *value, PccGroupList *list);
+extern void pcc_groups_publish(const PccGroupList *list);
+extern bool pcc_group_name_valid(const char *name);
+extern int	pcc_session_group_gate(void);
+extern void pcc_session_group_changed(void);
+extern bool pcc_group_in_use(int id);
+
 /* pcc_guc.c */
 extern bool pcc_enabled;
 extern bool pcc_bypass;
@@ -286,6 +316,8 @@ extern int	pcc_priority;
 extern int	pcc_priority_aging;
 extern int	pcc_auto_min;
 extern int	pcc_auto_max;
+extern char *pcc_group;
+extern char *pcc_groups;
 extern void pcc_define_gucs(void);
 extern void pcc_publish_settings(void);
 extern const char *pcc_limit_guc_name(PccGateId id);

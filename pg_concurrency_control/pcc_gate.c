@@ -38,9 +38,12 @@ static const char *const gate_names[PCC_NUM_GATES] = {
 	"query", "bigquery", "transaction", "autocommit"
 };
 
+/* A gate's name; a group's is "group:name" (read without its lock). */
 const char *
 pcc_gate_name(PccGateId id)
 {
+	if (PCC_IS_GROUP(id))
+		return pcc_shared->group_labels[id - PCC_NUM_GATES];
 	return gate_names[id];
 }
 

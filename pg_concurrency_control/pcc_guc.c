@@ -39,6 +39,8 @@ int			pcc_priority = PCC_PRIORITY_NORMAL;
 int			pcc_priority_aging = 10 * 1000;
 int			pcc_auto_min = 2;
 int			pcc_auto_max = 64;
+char	   *pcc_group = NULL;
+char	   *pcc_groups = NULL;
 
 static const char *const limit_guc_names[PCC_NUM_GATES] = {
 	"pg_concurrency_control.query_concurrency",
@@ -74,6 +76,8 @@ static const struct config_enum_entry queue_order_options[] = {
 const char *
 pcc_limit_guc_name(PccGateId id)
 {
+	if (PCC_IS_GROUP(id))
+		return "pg_concurrency_control.groups";
 	return limit_guc_names[id];
 }
 
@@ -179,10 +183,50 @@ assign_auto_max(int newval, void *extra)
 		pg_atomic_write_u32(&pcc_shared->auto_max, (uint32) newval);
 }
 
+static bool
+check_group(char **newval, void **extra, GucSource source)
+{
+	if (**newval == '\0' || pcc_group_name_valid(*newval))
+		return true;
+	GUC_check_errdetail("A group name is 1 to %d lower-case letters, digits or underscores.",
+						PCC_GROUP_NAME_LEN - 1);
+	return false;
+}
+
+static void
+assign_group(const char *newval, void *extra)
+{
+	pcc_session_group_changed();
+}
+
+static bool
+check_groups(char **newval, void **extra, GucSource source)
+{
+	PccGroupList list;
+
+	if (!pcc_groups_parse(*newval, &list))
+		return false;
+	*extra = malloc(sizeof(PccGroupList));	/* GUC extra: malloc, not palloc */
+	if (*extra == NULL)
+		return false;
+	memcpy(*extra, &list, sizeof(PccGroupList));
+	return true;
+}
+
+static void
+assign_groups(const char *newval, void *extra)
+{
+	pcc_groups_publish((PccGroupList *) extra);
+}
+
 /* Copy every shared setting into shared memory (at shmem creation). */
 void
 pcc_publish_settings(void)
 {
+	PccGroupList groups;
+
+	if (pcc_groups_parse(pcc_groups ? pcc_groups : "", &groups))
+		pcc_groups_publish(&groups);
 	assign_auto_min(pcc_auto_min, NULL);
 	assign_auto_max(pcc_auto_max, NULL);
 	assign_enabled(pcc_enabled, NULL);
@@ -299,5 +343,15 @@ pcc_define_gucs(void)
 							"Below auto_min, auto_min is used.",
 							&pcc_auto_max, 64, 1, MAX_BACKENDS,
 							PGC_SIGHUP, 0, NULL, assign_auto_max, NULL);
+	DefineCustomStringVariable("pg_concurrency_control.groups",
+							   "Workload groups and their limits, as name=limit, ...",
+							   "A session in a group (pg_concurrency_control.workload_group) takes its group's slot before its gate's. A limit of 0 means unlimited.",
+							   &pcc_groups, "", PGC_SIGHUP, 0,
+							   check_groups, assign_groups, NULL);
+	DefineCustomStringVariable("pg_concurrency_control.workload_group",
+							   "Workload group of this session (see pg_concurrency_control.groups).",
+							   "Empty: no group. A group not in pg_concurrency_control.groups gates nothing.",
+							   &pcc_group, "", PGC_SUSET, 0,
+							   check_group, assign_group, NULL);
 	MarkGUCPrefixReserved("pg_concurrency_control");
 }

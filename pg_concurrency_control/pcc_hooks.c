@@ -14,8 +14,11 @@
  *   held until its transaction ends.
  * - Inside a block, a big statement takes a bigquery slot until its
  *   executor ends (a cursor: until it is closed).
+ * A session in a workload group takes its group's slot first, for the
+ * same span as the transaction-scoped slot (pcc_group.c).
  * With pg_concurrency_control.quantum, the transaction-scoped slot may be
- * kept for the session's next transaction (pcc_gate_linger).
+ * kept for the session's next transaction (pcc_gate_linger), except by a
+ * session in a group.
  * "Top level" excludes everything run by another statement: functions,
  * triggers, SPI, DO and CALL bodies, planning-time evaluation, and work
  * done while committing.  Utility statements take no slot, except that
@@ -115,7 +118,10 @@ pcc_release_all(bool at_exit)
 	if (pg_atomic_read_u32(&me->held) == 0)
 		return;					/* the common case: nothing to give back */
 	held = pg_atomic_exchange_u32(&me->held, 0);
-	for (int id = 0; id < PCC_NUM_GATES; id++)
+	/* a slot kept past a group slot would be held while taking the next */
+	if (held >> PCC_NUM_GATES)
+		kept = PCC_NO_GATE;
+	for (int id = 0; id < PCC_NUM_SLOTS; id++)
 	{
 		if ((held & (1U << id)) == 0)
 			continue;
@@ -215,16 +221,31 @@ pcc_give_slot(PccGateId id)
 	pcc_gate_release(id);
 }
 
-/* Admission for a whole transaction, in the given gate. */
+/*
+ * Admission for a whole transaction, in the given gate: the session's
+ * group first, if it is in one, then the gate (see pcc_group.c).
+ */
 static void
 pcc_admit_transaction(PccGateId id)
 {
-	if (pcc_resume_turn(id))
+	int			group = pcc_session_group_gate();
+
+	if (group == PCC_NO_GATE && pcc_resume_turn(id))
 		transaction_gate = id;
-	else if (pcc_take_slot(id, pcc_priority))
+	else
 	{
-		transaction_gate = id;
-		pcc_my_backend()->turn_start = pcc_my_backend()->granted_at;
+		if (group != PCC_NO_GATE)
+		{
+			/* a slot kept from before it joined: never hold it meanwhile */
+			if (exit_hook_registered)
+				(void) pcc_gate_resume(PCC_NO_GATE);
+			(void) pcc_take_slot(group, pcc_priority);
+		}
+		if (pcc_take_slot(id, pcc_priority))
+		{
+			transaction_gate = id;
+			pcc_my_backend()->turn_start = pcc_my_backend()->granted_at;
+		}
 	}
 	transaction_admitted = true;
 }

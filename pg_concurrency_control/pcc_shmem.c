@@ -74,7 +74,7 @@ pcc_shmem_startup(void)
 		TimestampTz now = GetCurrentTimestamp();
 
 		memset(pcc_shared, 0, pcc_shmem_size());
-		for (int i = 0; i < PCC_NUM_GATES; i++)
+		for (int i = 0; i < PCC_NUM_SLOTS; i++)
 		{
 			PccGate    *gate = &pcc_shared->gates[i].gate;
 
@@ -92,6 +92,8 @@ pcc_shmem_startup(void)
 			dlist_init(&gate->lingering);
 			gate->reset_time = now;
 		}
+		SpinLockInit(&pcc_shared->groups_lock);
+		pg_atomic_init_u32(&pcc_shared->groups_generation, 1);
 		pg_atomic_init_u32(&pcc_shared->max_waiters, 0);
 		pg_atomic_init_u32(&pcc_shared->queue_order, PCC_ORDER_FIFO);
 		pg_atomic_init_u32(&pcc_shared->warm_max_wait_ms, 0);

@@ -63,6 +63,14 @@ typedef struct GateSnapshot
 	bool		lingering_consistent;
 } GateSnapshot;
 
+/* The four gates, and the group slots that carry a group's name. */
+static bool
+gate_listed(int id)
+{
+	return !PCC_IS_GROUP(id) ||
+		pcc_shared->group_labels[id - PCC_NUM_GATES][0] != '\0';
+}
+
 static void
 snapshot_gate(PccGateId id, GateSnapshot *s)
 {
@@ -149,13 +157,15 @@ pg_concurrency_control_status(PG_FUNCTION_ARGS)
 		natts != STATUS_COLS_V1_0)
 		elog(ERROR, "incorrect number of output arguments");
 
-	for (int id = 0; id < PCC_NUM_GATES; id++)
+	for (int id = 0; id < PCC_NUM_SLOTS; id++)
 	{
 		GateSnapshot s;
 		Datum		values[STATUS_COLS];
 		bool		nulls[STATUS_COLS] = {0};
 		int			i = 0;
 
+		if (!gate_listed(id))
+			continue;
 		snapshot_gate(id, &s);
 		values[i++] = CStringGetTextDatum(pcc_gate_name(id));
 		values[i++] = Int32GetDatum(s.limit == PCC_UNLIMITED ? 0 : (int32) s.limit);
@@ -235,7 +245,7 @@ pg_concurrency_control_backends(PG_FUNCTION_ARGS)
 		if (pid == 0)
 			continue;
 		held = pg_atomic_read_u32(&be->held);
-		for (int id = 0; id < PCC_NUM_GATES; id++)
+		for (int id = 0; id < PCC_NUM_SLOTS; id++)
 			if (held & (1U << id))
 				put_backend_row(rsinfo, pid, id, "running", be->held_since[id],
 								be->held_ticket[id], be->held_turn[id],
@@ -263,7 +273,7 @@ pg_concurrency_control_reset(PG_FUNCTION_ARGS)
 	TimestampTz now = GetCurrentTimestamp();
 
 	pcc_require_shared();
-	for (int id = 0; id < PCC_NUM_GATES; id++)
+	for (int id = 0; id < PCC_NUM_SLOTS; id++)
 	{
 		PccGate    *gate = pcc_gate(id);
 
@@ -310,11 +320,13 @@ pg_concurrency_control_check(PG_FUNCTION_ARGS)
 	if (rsinfo->setDesc->natts != CHECK_COLS)
 		elog(ERROR, "incorrect number of output arguments");
 
-	for (int id = 0; id < PCC_NUM_GATES; id++)
+	for (int id = 0; id < PCC_NUM_SLOTS; id++)
 	{
 		GateSnapshot s;
 		uint32		holders = 0;
 
+		if (!gate_listed(id))
+			continue;
 		snapshot_gate(id, &s);
 		for (int i = 0; i < pcc_shared->nbackends; i++)
 			if (pg_atomic_read_u32(&pcc_shared->backends[i].held) & (1U << id))

@@ -57,7 +57,7 @@ pcc_watchdog_scan(void)
 {
 	TimestampTz now = GetCurrentTimestamp();
 
-	for (int id = 0; id < PCC_NUM_GATES; id++)
+	for (int id = 0; id < PCC_NUM_SLOTS; id++)
 	{
 		PccGate    *gate = pcc_gate(id);
 		uint64		state = pg_atomic_read_u64(&gate->state);

@@ -17,6 +17,8 @@ SET pg_concurrency_control.bigsql_timeout_action = 'TCC_rollback';
 SHOW pg_concurrency_control.bigsql_timeout_action;
 SET pg_concurrency_control.priority = 'HIGH';
 SHOW pg_concurrency_control.priority;
+SET pg_concurrency_control.workload_group = reporting;
+SHOW pg_concurrency_control.workload_group;
 -- Bad values are rejected and the old value kept.
 SET pg_concurrency_control.control_timeout = -1;
 SET pg_concurrency_control.control_timeout = 'soon';
@@ -26,6 +28,8 @@ SET pg_concurrency_control.bigquery_cost_threshold = -2;
 SET pg_concurrency_control.bypass = 'maybe';
 SET pg_concurrency_control.priority = 'urgent';
 SET pg_concurrency_control.priority = 'in block';
+SET pg_concurrency_control.workload_group = 'two words';
+SET pg_concurrency_control.workload_group = 'a_name_far_too_long_for_a_group_1';
 -- The prefix is reserved: a typo is an error, not a silent placeholder.
 SET pg_concurrency_control.query_concurency = 5;
 -- Server-wide parameters are checked by ALTER SYSTEM as a reload checks them.
@@ -36,6 +40,11 @@ ALTER SYSTEM SET pg_concurrency_control.quantum = '2min';
 ALTER SYSTEM SET pg_concurrency_control.quantum = 'soon';
 ALTER SYSTEM SET pg_concurrency_control.queue_order = 'lifo';
 ALTER SYSTEM SET pg_concurrency_control.priority_aging = '2h';
+ALTER SYSTEM SET pg_concurrency_control.groups = 'reporting=4, reporting=2';
+ALTER SYSTEM SET pg_concurrency_control.groups = 'Reporting=4';
+ALTER SYSTEM SET pg_concurrency_control.groups = 'reporting=-1';
+ALTER SYSTEM SET pg_concurrency_control.groups = 'reporting';
+ALTER SYSTEM SET pg_concurrency_control.groups = 'reporting=4 batch=2';
 ALTER SYSTEM SET pg_concurrency_control.quantom = '5ms';
 ALTER SYSTEM SET pg_concurrency_control.quantum = '20ms';
 ALTER SYSTEM RESET pg_concurrency_control.quantum;
@@ -49,6 +58,7 @@ SET pg_concurrency_control.control_timeout = '1ms';
 SET pg_concurrency_control.timeout_action = 'proceed';
 SET pg_concurrency_control.bigquery_cost_threshold = 1e9;
 SET pg_concurrency_control.priority = high;
+SET pg_concurrency_control.workload_group = '';
 SELECT pg_concurrency_control_reset();
 RESET ROLE;
 -- A superuser gives a role its priority; its sessions start with it.

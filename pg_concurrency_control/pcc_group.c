@@ -1,0 +1,264 @@
+/*-------------------------------------------------------------------------
+ *
+ * pcc_group.c
+ *	  Workload groups: named gates that sessions join by role or database.
+ *
+ * pg_concurrency_control.groups (reload) lists the groups and their limits,
+ * "reporting=4, batch=2"; pg_concurrency_control.workload_group (superuser,
+ * set per role or database) puts a session in one.  A statement that needs a
+ * transaction-scoped slot first takes its group's slot, then the gate's;
+ * both are released together.  Nothing takes a group slot while holding a
+ * gate slot (statements inside a block take none), so the two kinds of
+ * gate cannot deadlock each other.
+ *
+ * A group is a gate in slot PCC_NUM_GATES + i.  The slot of a group that
+ * leaves the list keeps its name, with no limit, until nobody holds or
+ * waits for it (it is forgotten at the first reload after that), so that
+ * slots are given back where they were taken; only then may another group
+ * reuse it.  Every process applies the list at
+ * reload (the postmaster first); applying it twice changes nothing, and
+ * groups_lock makes concurrent appliers agree.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <ctype.h>
+
+#include "postmaster/postmaster.h"
+#include "utils/guc.h"
+
+#include "pcc.h"
+
+static const char GROUP_PREFIX[] = "group:";
+
+/* The session's group as last resolved, and when. */
+static int	session_gate = PCC_NO_GATE;
+static uint32 session_generation = 0;	/* 0: resolve again */
+
+/* A group name: 1 to PCC_GROUP_NAME_LEN - 1 of [a-z0-9_]. */
+bool
+pcc_group_name_valid(const char *name)
+{
+	size_t		len = strlen(name);
+
+	if (len == 0 || len >= PCC_GROUP_NAME_LEN)
+		return false;
+	for (const char *p = name; *p; p++)
+		if (!(islower((unsigned char) *p) || isdigit((unsigned char) *p) ||
+			  *p == '_'))
+			return false;
+	return true;
+}
+
+/*
+ * Parse "name=limit, ..." into list.  On a syntax error, returns false
+ * with the message in GUC_check_errdetail.
+ */
+bool
+pcc_groups_parse(const char *value, PccGroupList *list)
+{
+	const char *p = value;
+
+	memset(list, 0, sizeof(*list));
+	while (*p)
+	{
+		char		name[PCC_GROUP_NAME_LEN];
+		int			len = 0;
+		char	   *end;
+		long		limit;
+
+		while (isspace((unsigned char) *p) || *p == ',')
+			p++;
+		if (*p == '\0')
+			break;
+		while (*p && *p != '=' && *p != ',' && !isspace((unsigned char) *p))
+		{
+			if (len < PCC_GROUP_NAME_LEN - 1)
+				name[len] = *p;
+			len++;
+			p++;
+		}
+		name[Min(len, PCC_GROUP_NAME_LEN - 1)] = '\0';
+		while (isspace((unsigned char) *p))
+			p++;
+		if (len >= PCC_GROUP_NAME_LEN || !pcc_group_name_valid(name) || *p != '=')
+		{
+			GUC_check_errdetail("Expected a list of name=limit, names of 1 to %d lower-case letters, digits or underscores.",
+								PCC_GROUP_NAME_LEN - 1);
+			return false;
+		}
+		p++;
+		limit = strtol(p, &end, 10);
+		if (end == p || limit < 0 || limit > MAX_BACKENDS)
+		{
+			GUC_check_errdetail("The limit of group \"%s\" must be an integer from 0 (unlimited) to %d.",
+								name, MAX_BACKENDS);
+			return false;
+		}
+		p = end;
+		while (isspace((unsigned char) *p))
+			p++;
+		if (*p != '\0' && *p != ',')
+		{
+			GUC_check_errdetail("Expected a comma after the limit of group \"%s\".", name);
+			return false;
+		}
+		for (int i = 0; i < list->ngroups; i++)
+			if (strcmp(list->names[i], name) == 0)
+			{
+				GUC_check_errdetail("Group \"%s\" is listed twice.", name);
+				return false;
+			}
+		if (list->ngroups == PCC_MAX_GROUPS)
+		{
+			GUC_check_errdetail("At most %d groups can be defined.", PCC_MAX_GROUPS);
+			return false;
+		}
+		strlcpy(list->names[list->ngroups], name, PCC_GROUP_NAME_LEN);
+		list->limits[list->ngroups++] = (int) limit;
+	}
+	return true;
+}
+
+/* Does anyone hold, keep or wait for a slot of gate id? */
+bool
+pcc_group_in_use(int id)
+{
+	PccGate    *gate = pcc_gate(id);
+	uint64		state = pg_atomic_read_u64(&gate->state);
+
+	return pcc_state_running(state) > 0 || pcc_state_waiting(state) > 0;
+}
+
+/* The slot named label, or -1.  Caller holds groups_lock. */
+static int
+slot_named(const char *label)
+{
+	for (int i = 0; i < PCC_MAX_GROUPS; i++)
+		if (strcmp(pcc_shared->group_labels[i], label) == 0)
+			return i;
+	return -1;
+}
+
+/* A slot no configured group uses and nobody holds; -1 if none. */
+static int
+free_slot(void)
+{
+	for (int i = 0; i < PCC_MAX_GROUPS; i++)
+		if (!pcc_shared->group_configured[i] &&
+			(pcc_shared->group_labels[i][0] == '\0' ||
+			 !pcc_group_in_use(PCC_NUM_GATES + i)))
+			return i;
+	return -1;
+}
+
+static void
+configure_slot(int i, const char *label, int limit)
+{
+	strlcpy(pcc_shared->group_labels[i], label, PCC_GROUP_NAME_LEN + 8);
+	pcc_shared->group_configured[i] = true;
+	pg_atomic_write_u32(&pcc_gate(PCC_NUM_GATES + i)->limit,
+						limit == 0 ? PCC_UNLIMITED : (uint32) limit);
+}
+
+/*
+ * Apply a parsed list to shared memory (assign hook, shmem creation):
+ * groups keep their slots, new ones take free slots, removed ones lose
+ * their limit.
+ */
+void
+pcc_groups_publish(const PccGroupList *list)
+{
+	bool		was_configured[PCC_MAX_GROUPS];
+	bool		placed[PCC_MAX_GROUPS] = {0};
+	char		labels[PCC_MAX_GROUPS][PCC_GROUP_NAME_LEN + 8];
+	int			lost = 0;
+
+	if (pcc_shared == NULL)
+		return;
+	for (int g = 0; g < list->ngroups; g++)
+		snprintf(labels[g], sizeof(labels[g]), "%s%s", GROUP_PREFIX,
+				 list->names[g]);
+
+	SpinLockAcquire(&pcc_shared->groups_lock);
+	for (int i = 0; i < PCC_MAX_GROUPS; i++)
+	{
+		was_configured[i] = pcc_shared->group_configured[i];
+		pcc_shared->group_configured[i] = false;
+	}
+	for (int g = 0; g < list->ngroups; g++)
+	{
+		int			i = slot_named(labels[g]);
+
+		if (i >= 0)
+		{
+			configure_slot(i, labels[g], list->limits[g]);
+			placed[g] = true;
+		}
+	}
+	for (int g = 0; g < list->ngroups; g++)
+	{
+		int			i;
+
+		if (placed[g])
+			continue;
+		i = free_slot();
+		if (i < 0)
+			lost++;				/* every slot is busy draining */
+		else
+			configure_slot(i, labels[g], list->limits[g]);
+	}
+	for (int i = 0; i < PCC_MAX_GROUPS; i++)
+	{
+		if (pcc_shared->group_configured[i])
+			continue;
+		pg_atomic_write_u32(&pcc_gate(PCC_NUM_GATES + i)->limit, PCC_UNLIMITED);
+		if (!pcc_group_in_use(PCC_NUM_GATES + i))
+			pcc_shared->group_labels[i][0] = '\0';	/* drained: forget it */
+	}
+	pg_atomic_fetch_add_u32(&pcc_shared->groups_generation, 1);
+	SpinLockRelease(&pcc_shared->groups_lock);
+
+	/* waiters of a group that is gone run at once */
+	for (int i = 0; i < PCC_MAX_GROUPS; i++)
+		if (was_configured[i] && !pcc_shared->group_configured[i])
+			pcc_gate_grant_waiters(pcc_gate(PCC_NUM_GATES + i));
+	if (lost > 0)
+		elog(LOG, "pg_concurrency_control: %d group(s) not applied: every group slot is still in use by a removed group",
+			 lost);
+}
+
+/* The group GUC changed: resolve it again at the next admission. */
+void
+pcc_session_group_changed(void)
+{
+	session_generation = 0;
+}
+
+/*
+ * The gate id of this session's group, or PCC_NO_GATE when it is in none
+ * or in one that is not configured.  One atomic read unless the groups or
+ * the session's group changed.
+ */
+int
+pcc_session_group_gate(void)
+{
+	uint32		generation = pg_atomic_read_u32(&pcc_shared->groups_generation);
+	char		label[PCC_GROUP_NAME_LEN + 8];
+
+	if (generation == session_generation)
+		return session_gate;
+	session_gate = PCC_NO_GATE;
+	session_generation = generation;
+	if (pcc_group == NULL || pcc_group[0] == '\0')
+		return session_gate;
+	snprintf(label, sizeof(label), "%s%s", GROUP_PREFIX, pcc_group);
+	SpinLockAcquire(&pcc_shared->groups_lock);
+	for (int i = 0; i < PCC_MAX_GROUPS; i++)
+		if (pcc_shared->group_configured[i] &&
+			strcmp(pcc_shared->group_labels[i], label) == 0)
+			session_gate = PCC_NUM_GATES + i;
+	SpinLockRelease(&pcc_shared->groups_lock);
+	return session_gate;
+}

@@ -1,0 +1,140 @@
+# Workload groups: a session in a group (pg_concurrency_control.workload_group)
+# takes its group's slot before its gate's, both released together; groups
+# are defined at reload (pg_concurrency_control.groups), and removing one
+# admits its waiters.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use PccTest;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = pcc_node('groups',
+	"pg_concurrency_control.transaction_concurrency = 10",
+	"pg_concurrency_control.groups = 'reporting=1, batch=2'",
+	"deadlock_timeout = '10min'");
+$node->safe_psql('postgres', q{
+	CREATE TABLE log (seq serial, who text);
+	CREATE ROLE rep LOGIN;
+	ALTER ROLE rep SET pg_concurrency_control.workload_group = 'reporting';
+	GRANT ALL ON log, log_seq_seq TO rep;
+});
+
+is( $node->safe_psql('pccmon',
+		"SELECT string_agg(gate || '=' || max_concurrency, ',' ORDER BY gate)"
+		  . " FROM pg_concurrency_control WHERE gate LIKE 'group:%'"),
+	'group:batch=2,group:reporting=1', 'the status lists each group with its limit');
+is( $node->safe_psql('postgres', 'SHOW pg_concurrency_control.workload_group',
+		extra_params => [ '-U', 'rep' ]),
+	'reporting', 'ALTER ROLE puts the role\'s sessions in the group');
+
+sub member
+{
+	my ($group) = @_;
+	my $s = session($node);
+	$s->query_safe("SET pg_concurrency_control.workload_group = '$group'") if $group;
+	return $s;
+}
+
+sub rows_of
+{
+	my ($pid) = @_;
+	return $node->safe_psql('pccmon',
+		"SELECT string_agg(gate || ' ' || state, ', ' ORDER BY gate)"
+		  . " FROM pg_concurrency_control_backends() WHERE pid = $pid");
+}
+
+# --- the group's limit holds while the gate has room
+my ($r1, $r2, $other) = (member('reporting'), member('reporting'), member(''));
+my ($r1_pid, $r2_pid) = (backend_pid($r1), backend_pid($r2));
+$r1->query_safe('BEGIN');
+is(rows_of($r1_pid), 'group:reporting running, transaction running',
+	'a member holds its group\'s slot and the gate\'s');
+send_sql($r2, "BEGIN; INSERT INTO log (who) VALUES ('r2');");
+ok(wait_gate($node, 'group:reporting', 'waiting', 1), 'a second member queues on its group');
+is(rows_of($r2_pid), 'group:reporting waiting',
+	'it waits for the group and takes no gate slot meanwhile');
+$other->query_safe('BEGIN');
+is(gate_value($node, 'transaction', 'running'), '2',
+	'a session in no group is admitted past the full group');
+$other->query_safe('COMMIT');
+no_problems($node, 'a full group');
+
+$r1->query_safe('COMMIT');
+ok(wait_gate($node, 'group:reporting', 'waiting', 0), 'the member\'s COMMIT admits the next');
+finish($r2);
+is(rows_of($r2_pid), 'group:reporting running, transaction running',
+	'the next member holds both');
+$r2->query_safe('COMMIT');
+is( $node->safe_psql('pccmon',
+		"SELECT string_agg(running::text, ',' ORDER BY gate) FROM pg_concurrency_control"
+		  . " WHERE gate IN ('group:reporting', 'transaction')"),
+	'0,0', 'both slots are given back together');
+no_problems($node, 'group hand-off');
+
+# --- an autocommit statement takes the group's slot for its run too
+$r1->query_safe('BEGIN');
+send_sql($r2, 'SELECT pg_sleep(0);');
+ok(wait_gate($node, 'group:reporting', 'waiting', 1), 'an autocommit statement queues on its group');
+$r1->query_safe('COMMIT');
+finish($r2);
+no_problems($node, 'an autocommit member');
+
+# --- members never keep a slot between transactions
+pcc_reload($node, quantum => '1min');
+$r1->query_safe('BEGIN');
+send_sql($r2, 'BEGIN;');
+ok(wait_gate($node, 'group:reporting', 'waiting', 1), 'a member queued behind a turn');
+$r1->query_safe('COMMIT');
+ok(wait_gate($node, 'group:reporting', 'waiting', 0),
+	'with a quantum, a member still hands its slots on at COMMIT');
+is(gate_value($node, 'transaction', 'lingering'), '0', 'and keeps none');
+finish($r2);
+$r2->query_safe('COMMIT');
+pcc_reload($node, quantum => '0');
+
+# --- cancel and timeout on a group
+$r1->query_safe('BEGIN');
+$r2->query_safe("SET pg_concurrency_control.control_timeout = '200ms'");
+send_sql($r2, 'BEGIN;');
+my (undef, $err) = finish($r2);	# (its SELECT times out too)
+like($err, qr/timed out after \d+ ms waiting for the group:reporting gate/,
+	'a group wait times out like a gate wait');
+like($err, qr/pg_concurrency_control\.groups/, 'the hint names the groups setting');
+$r2->query_safe('RESET pg_concurrency_control.control_timeout');
+send_sql($r2, 'BEGIN;');
+ok(wait_gate($node, 'group:reporting', 'waiting', 1), 'queued again');
+$node->safe_psql('pccmon', "SELECT pg_cancel_backend($r2_pid)");
+ok(wait_gate($node, 'group:reporting', 'waiting', 0), 'cancel leaves the group queue');
+is(gate_value($node, 'transaction', 'running'), '1', 'and took no gate slot');
+$r1->query_safe('COMMIT');
+(undef, $err) = finish($r2);	# its every statement waits for the group
+like($err, qr/canceling statement due to user request/, 'the member was cancelled');
+no_problems($node, 'leaving a group queue');
+
+# --- removing a group admits its waiters; its slot drains, then it goes
+$r1->query_safe('BEGIN');
+send_sql($r2, 'BEGIN;');
+ok(wait_gate($node, 'group:reporting', 'waiting', 1), 'a member queued');
+pcc_reload($node, groups => 'batch=2');
+ok(wait_gate($node, 'group:reporting', 'waiting', 0), 'a removed group admits its waiters');
+finish($r2);
+is(gate_value($node, 'group:reporting', 'max_concurrency || \'/\' || running'), '0/2',
+	'the removed group has no limit while its slots drain');
+$r1->query_safe('COMMIT');
+$r2->query_safe('COMMIT');
+no_problems($node, 'removing a group');
+pcc_reload($node, groups => 'batch=2, adhoc=3');
+is( $node->safe_psql('pccmon',
+		"SELECT string_agg(gate || '=' || max_concurrency, ',' ORDER BY gate)"
+		  . " FROM pg_concurrency_control WHERE gate LIKE 'group:%'"),
+	'group:adhoc=3,group:batch=2', 'once drained it is gone and its slot reused');
+$r1->query_safe('BEGIN');
+is(rows_of($r1_pid), 'transaction running', 'a session of a removed group is in none');
+$r1->query_safe('COMMIT');
+no_problems($node, 'redefining groups');
+
+$_->quit for ($r1, $r2, $other);
+$node->stop;
+done_testing();
