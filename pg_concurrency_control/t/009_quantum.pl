@@ -15,16 +15,7 @@ my $node = pcc_node('quantum',
 	"pg_concurrency_control.transaction_concurrency = 1",
 	"pg_concurrency_control.quantum = 0",
 	"deadlock_timeout = '10min'");
-$node->safe_psql('postgres',
-	'CREATE TABLE log (seq serial, who text, at timestamptz DEFAULT clock_timestamp())');
-
-sub log_order
-{
-	my $r = $node->safe_psql('postgres',
-		'SELECT string_agg(who, \',\' ORDER BY seq) FROM log');
-	$node->safe_psql('postgres', 'TRUNCATE log');
-	return $r;
-}
+create_log($node);
 
 sub txn
 {
@@ -58,7 +49,7 @@ my @w = map { session($node) } 1 .. 3;
 turn_with_waiter($s, $w[0], 'w');
 $s->query_safe(txn('s'));
 finish($w[0]);
-is(log_order(), 'w,s', 'quantum 0: the waiter goes before the next transaction');
+is(log_order($node), 'w,s', 'quantum 0: the waiter goes before the next transaction');
 is(gate_value($node, 'transaction', 'lingering || \'/\' || resumed'), '0/0',
 	'quantum 0: nothing kept, nothing resumed');
 no_problems($node, 'quantum 0');
@@ -91,7 +82,7 @@ $s->query_safe('SELECT 1');
 my $secs = seconds_until_admitted();
 ok($secs < 5, "a query on another gate gives the kept slot back at once ($secs s)");
 finish($_) for @w;
-is(log_order(), 's1,s2,w0,w1,w2', 'the turn ran first, then the waiters in FIFO order');
+is(log_order($node), 's1,s2,w0,w1,w2', 'the turn ran first, then the waiters in FIFO order');
 is(gate_value($node, 'transaction', 'running || \'/\' || lingering'), '0/0',
 	'every slot returned');
 no_problems($node, 'FIFO after a turn');
@@ -100,7 +91,7 @@ no_problems($node, 'FIFO after a turn');
 $s->query_safe(txn('alone'));
 is(gate_value($node, 'transaction', 'running || \'/\' || lingering'), '0/0',
 	'nobody waiting: COMMIT gives the slot back');
-log_order();
+log_order($node);
 
 # --- an idle session's kept slot is freed when its turn ends
 pcc_reload($node, quantum => '1s');
@@ -114,7 +105,7 @@ my $waited = $node->safe_psql('postgres',
 	"SELECT extract(epoch FROM at - '$turn_start') FROM log WHERE who = 'w'");
 ok($waited >= 0.99 && $waited < 3,
 	"the waiter got the idle session's slot when the turn ended ($waited s)");
-log_order();
+log_order($node);
 no_problems($node, 'an expired turn');
 
 # --- a busy session keeps the slot for its quantum, then must queue
@@ -133,7 +124,7 @@ my ($before, $w_at, $after) = split /\|/, $node->safe_psql('postgres',
 ok($before >= 10, "the session ran $before transactions of its turn first");
 ok($w_at >= 0.95 && $w_at < 1.8, "the waiter was admitted when the 1 s turn ended ($w_at s)");
 is($before + $after, 40, 'then the session continued after the waiter');
-log_order();
+log_order($node);
 no_problems($node, 'a busy turn');
 
 # --- exit and termination give a kept slot back at once
@@ -161,7 +152,7 @@ for my $how ('exit', 'pg_terminate_backend')
 	is(gate_value($node, 'transaction', 'running || \'/\' || lingering'), '0/0',
 		"$how: every slot returned");
 	no_problems($node, $how);
-	log_order();
+	log_order($node);
 }
 
 # --- when the last waiter leaves, the kept slot is freed before the turn ends
@@ -179,7 +170,7 @@ ok($secs < 5, "freed long before the 1 min turn ends ($secs s)");
 my (undef, $err) = finish($w[0]);
 like($err, qr/canceling statement due to user request/, 'the waiter was cancelled');
 no_problems($node, 'the last waiter leaving');
-log_order();
+log_order($node);
 
 $_->quit for ($s, @w);
 $node->stop;

@@ -16,16 +16,7 @@ my $node = pcc_node('priority',
 	"pg_concurrency_control.bigquery_concurrency = 1",
 	"pg_concurrency_control.priority_aging = '1h'",
 	"deadlock_timeout = '10min'");
-$node->safe_psql('postgres',
-	'CREATE TABLE log (seq serial, who text, at timestamptz DEFAULT clock_timestamp())');
-
-sub log_order
-{
-	my $r = $node->safe_psql('postgres',
-		'SELECT string_agg(who, \',\' ORDER BY seq) FROM log');
-	$node->safe_psql('postgres', 'TRUNCATE log');
-	return $r;
-}
+create_log($node);
 
 my $holder = session($node);
 my %s;
@@ -57,7 +48,7 @@ sub release_holder_and_finish
 	my (@who) = @_;
 	$holder->query_safe('COMMIT');
 	finish($s{$_}) for @who;
-	return log_order();
+	return log_order($node);
 }
 
 # --- strict priority while aging is far away; FIFO within a priority
@@ -121,7 +112,7 @@ $holder->query_safe('COMMIT');
 finish($in_block);
 $in_block->query_safe('COMMIT');
 finish($s{high});
-is(log_order(), 'block,high',
+is(log_order($node), 'block,high',
 	'the block got the bigquery slot first, then the high priority statement');
 no_problems($node, 'in-block priority');
 

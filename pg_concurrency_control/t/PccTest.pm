@@ -10,7 +10,7 @@ use Test::More;
 use Time::HiRes qw(usleep);
 
 our @EXPORT = qw(pcc_node pcc_reload session send_sql finish gate_value
-  wait_gate wait_until no_problems backend_pid);
+  wait_gate wait_until no_problems backend_pid create_log log_order);
 
 # A started node with the module preloaded and the extension created.
 # Extra settings come as a list of lines for postgresql.conf.
@@ -114,6 +114,24 @@ sub wait_until
 		usleep(50_000);
 	}
 	return 0;
+}
+
+# A table in which sessions log who ran, to see the order they were admitted.
+sub create_log
+{
+	my ($node) = @_;
+	$node->safe_psql('postgres',
+		'CREATE TABLE log (seq serial, who text, at timestamptz DEFAULT clock_timestamp())');
+}
+
+# Who ran, in order ("a,b,c"); empties the log.
+sub log_order
+{
+	my ($node) = @_;
+	my $r = $node->safe_psql('postgres',
+		"SELECT string_agg(who, ',' ORDER BY seq) FROM log");
+	$node->safe_psql('postgres', 'TRUNCATE log');
+	return $r;
 }
 
 # The consistency check finds nothing.
