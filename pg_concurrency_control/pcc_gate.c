@@ -634,6 +634,24 @@ pcc_gate_resume(PccGateId id)
 	return resume;
 }
 
+/* Zero a gate's totals (not running, waiting or admitted - released). */
+void
+pcc_gate_reset_stats(PccGate *gate, TimestampTz now)
+{
+	SpinLockAcquire(&gate->mutex);
+	gate->admitted_at_reset = pg_atomic_read_u64(&gate->admitted);
+	gate->queued = 0;
+	gate->timeouts = 0;
+	gate->rejected = 0;
+	gate->overcommitted = 0;
+	gate->escapes = 0;
+	gate->total_wait_us = 0;
+	gate->max_wait_us = 0;
+	gate->resumed = 0;
+	gate->reset_time = now;
+	SpinLockRelease(&gate->mutex);
+}
+
 /*
  * Count the holders of gate id that have been blocked on a heavyweight lock
  * for at least deadlock_timeout.  Such a holder may be waiting for a lock

@@ -27,6 +27,7 @@
 
 #include "postmaster/postmaster.h"
 #include "utils/guc.h"
+#include "utils/timestamp.h"
 
 #include "pcc.h"
 
@@ -153,13 +154,17 @@ free_slot(void)
 	return -1;
 }
 
-static void
+/* Returns true if the slot changes hands (its totals are then stale). */
+static bool
 configure_slot(int i, const char *label, int limit)
 {
+	bool		new_name = strcmp(pcc_shared->group_labels[i], label) != 0;
+
 	strlcpy(pcc_shared->group_labels[i], label, PCC_GROUP_NAME_LEN + 8);
 	pcc_shared->group_configured[i] = true;
 	pg_atomic_write_u32(&pcc_gate(PCC_NUM_GATES + i)->limit,
 						limit == 0 ? PCC_UNLIMITED : (uint32) limit);
+	return new_name;
 }
 
 /*
@@ -172,6 +177,7 @@ pcc_groups_publish(const PccGroupList *list)
 {
 	bool		was_configured[PCC_MAX_GROUPS];
 	bool		placed[PCC_MAX_GROUPS] = {0};
+	bool		renamed[PCC_MAX_GROUPS] = {0};
 	char		labels[PCC_MAX_GROUPS][PCC_GROUP_NAME_LEN + 8];
 	int			lost = 0;
 
@@ -207,7 +213,7 @@ pcc_groups_publish(const PccGroupList *list)
 		if (i < 0)
 			lost++;				/* every slot is busy draining */
 		else
-			configure_slot(i, labels[g], list->limits[g]);
+			renamed[i] = configure_slot(i, labels[g], list->limits[g]);
 	}
 	for (int i = 0; i < PCC_MAX_GROUPS; i++)
 	{
@@ -220,10 +226,15 @@ pcc_groups_publish(const PccGroupList *list)
 	pg_atomic_fetch_add_u32(&pcc_shared->groups_generation, 1);
 	SpinLockRelease(&pcc_shared->groups_lock);
 
-	/* waiters of a group that is gone run at once */
 	for (int i = 0; i < PCC_MAX_GROUPS; i++)
+	{
+		/* a new group starts with its own totals */
+		if (renamed[i])
+			pcc_gate_reset_stats(pcc_gate(PCC_NUM_GATES + i), GetCurrentTimestamp());
+		/* waiters of a group that is gone run at once */
 		if (was_configured[i] && !pcc_shared->group_configured[i])
 			pcc_gate_grant_waiters(pcc_gate(PCC_NUM_GATES + i));
+	}
 	if (lost > 0)
 		elog(LOG, "pg_concurrency_control: %d group(s) not applied: every group slot is still in use by a removed group",
 			 lost);

@@ -274,22 +274,7 @@ pg_concurrency_control_reset(PG_FUNCTION_ARGS)
 
 	pcc_require_shared();
 	for (int id = 0; id < PCC_NUM_SLOTS; id++)
-	{
-		PccGate    *gate = pcc_gate(id);
-
-		SpinLockAcquire(&gate->mutex);
-		gate->admitted_at_reset = pg_atomic_read_u64(&gate->admitted);
-		gate->queued = 0;
-		gate->timeouts = 0;
-		gate->rejected = 0;
-		gate->overcommitted = 0;
-		gate->escapes = 0;
-		gate->total_wait_us = 0;
-		gate->max_wait_us = 0;
-		gate->resumed = 0;
-		gate->reset_time = now;
-		SpinLockRelease(&gate->mutex);
-	}
+		pcc_gate_reset_stats(pcc_gate(id), now);
 	PG_RETURN_VOID();
 }
 

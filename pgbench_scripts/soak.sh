@@ -8,17 +8,21 @@
 #   sudo pgbench_scripts/soak.sh                      2000 connections, 10 minutes
 #   sudo pgbench_scripts/soak.sh --clients 500 --minutes 2
 #   sudo pgbench_scripts/soak.sh --quantum 100      turns on; reloads vary it in 0..2x
+#   sudo pgbench_scripts/soak.sh --mixed            workload groups, priorities, and
+#                                                   reloads that set auto limits (-1) and
+#                                                   add, resize and remove groups
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/scripts/lib.sh"
 
-CLIENTS=2000 MINUTES=10 QUANTUM=0
+CLIENTS=2000 MINUTES=10 QUANTUM=0 MIXED=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--clients) CLIENTS=$2; shift ;;
 	--minutes) MINUTES=$2; shift ;;
 	--quantum) QUANTUM=$2; shift ;;
-	-h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+	--mixed) MIXED=1 ;;
+	-h|--help) sed -n '2,14p' "$0"; exit 0 ;;
 	*) echo "unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -42,6 +46,7 @@ fsync = off
 deadlock_timeout = 200ms
 pg_concurrency_control.max_waiters = $((CLIENTS - 100))
 pg_concurrency_control.quantum = $QUANTUM
+pg_concurrency_control.groups = '$([ "$MIXED" = 1 ] && echo 'a=8, b=4')'
 EOC
 cluster_start module
 MON="$PSQL -v ON_ERROR_STOP=1"
@@ -57,15 +62,17 @@ make -s -C "$ROOT/pgbench_scripts" pccload >/dev/null
 secs=$((MINUTES * 60))
 PIDS=()
 load() {	# share workload PGOPTIONS
-	PGOPTIONS="$3" "$ROOT/pgbench_scripts/pccload" -h "$DIR" -p $PORT -U soak -d soak \
+	PGOPTIONS="$3" "$ROOT/pgbench_scripts/pccload" -h "$DIR" -p $PORT -U soak -d soak -s 10 \
 		-c $((CLIENTS * $1 / 100)) -j 1 -T "$secs" -P 0 -w "$2" --reconnect \
 		>"$DIR/load-$2.out" 2>&1 &
 	PIDS+=($!)
 }
 to() { echo "-c pg_concurrency_control.$1"; }
-load 40 tpcb "$(to control_timeout=500ms) $(to timeout_action=error)"
-load 25 autocommit-update "$(to control_timeout=200ms) $(to timeout_action=wait)"
-load 25 select-only "$(to control_timeout=200ms) $(to timeout_action=proceed) -c statement_timeout=150ms"
+# with --mixed: groups a and b, and all three priorities
+mixed() { [ "$MIXED" = 1 ] && echo "$(to workload_group=$1) $(to priority=$2)"; }
+load 40 tpcb "$(to control_timeout=500ms) $(to timeout_action=error) $(mixed a high)"
+load 25 autocommit-update "$(to control_timeout=200ms) $(to timeout_action=wait) $(mixed b low)"
+load 25 select-only "$(to control_timeout=200ms) $(to timeout_action=proceed) -c statement_timeout=150ms $(mixed a normal)"
 load 10 bigsql "-c statement_timeout=300ms $(to bigsql_control_timeout=100ms) $(to bigsql_timeout_action=error)"
 BENCH="${PIDS[*]}"
 running() { for p in "${PIDS[@]}"; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
@@ -89,8 +96,15 @@ while running; do
 	fi
 	if [ $((RANDOM % 4)) -eq 0 ]; then
 		for g in transaction autocommit query bigquery; do
-			$MON -c "ALTER SYSTEM SET pg_concurrency_control.${g}_concurrency = $((RANDOM % 32 + 1))"
+			limit=$((RANDOM % 32 + 1))
+			[ "$MIXED" = 1 ] && [ $((RANDOM % 3)) -eq 0 ] && limit=-1
+			$MON -c "ALTER SYSTEM SET pg_concurrency_control.${g}_concurrency = $limit"
 		done
+		if [ "$MIXED" = 1 ]; then
+			groups=("a=$((RANDOM % 16 + 1)), b=$((RANDOM % 8 + 1))" "a=$((RANDOM % 16 + 1))"
+				"b=$((RANDOM % 8 + 1)), c=3" "")
+			$MON -c "ALTER SYSTEM SET pg_concurrency_control.groups = '${groups[RANDOM % 4]}'"
+		fi
 		if [ "$QUANTUM" -gt 0 ]; then
 			$MON -c "ALTER SYSTEM SET pg_concurrency_control.quantum = $((RANDOM % (2 * QUANTUM)))"
 		fi
@@ -123,5 +137,5 @@ $MON -c "SELECT gate, admitted, resumed, queued, timeouts, rejected, lock_escape
 	FROM pg_concurrency_control ORDER BY gate" -P footer=off -F ' | '
 for f in "$DIR"/load-*.out; do
 	echo "== $(basename "$f" .out)"
-	grep -E '^(tps steady|failed|  SQLSTATE)' "$f" || true
+	grep -E '^(tps steady|failed|  SQLSTATE)' "$f" || tail -5 "$f"
 done

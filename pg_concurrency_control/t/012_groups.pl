@@ -130,6 +130,8 @@ is( $node->safe_psql('pccmon',
 		"SELECT string_agg(gate || '=' || max_concurrency, ',' ORDER BY gate)"
 		  . " FROM pg_concurrency_control WHERE gate LIKE 'group:%'"),
 	'group:adhoc=3,group:batch=2', 'once drained it is gone and its slot reused');
+is(gate_value($node, 'group:adhoc', 'admitted || \'/\' || queued'), '0/0',
+	'a new group starts with its own totals');
 $r1->query_safe('BEGIN');
 is(rows_of($r1_pid), 'transaction running', 'a session of a removed group is in none');
 $r1->query_safe('COMMIT');
