@@ -317,7 +317,7 @@ extern int	pcc_priority;
 extern int	pcc_priority_aging;
 extern int	pcc_auto_min;
 extern int	pcc_auto_max;
-extern char *pcc_group;
+extern char *pcc_workload_group;
 extern char *pcc_groups;
 extern void pcc_define_gucs(void);
 extern void pcc_publish_settings(void);

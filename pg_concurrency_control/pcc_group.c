@@ -262,9 +262,9 @@ pcc_session_group_gate(void)
 		return session_gate;
 	session_gate = PCC_NO_GATE;
 	session_generation = generation;
-	if (pcc_group == NULL || pcc_group[0] == '\0')
+	if (pcc_workload_group == NULL || pcc_workload_group[0] == '\0')
 		return session_gate;
-	snprintf(label, sizeof(label), "%s%s", GROUP_PREFIX, pcc_group);
+	snprintf(label, sizeof(label), "%s%s", GROUP_PREFIX, pcc_workload_group);
 	SpinLockAcquire(&pcc_shared->groups_lock);
 	for (int i = 0; i < PCC_MAX_GROUPS; i++)
 		if (pcc_shared->group_configured[i] &&

@@ -39,7 +39,7 @@ int			pcc_priority = PCC_PRIORITY_NORMAL;
 int			pcc_priority_aging = 10 * 1000;
 int			pcc_auto_min = 2;
 int			pcc_auto_max = 64;
-char	   *pcc_group = NULL;
+char	   *pcc_workload_group = NULL;
 char	   *pcc_groups = NULL;
 
 static const char *const limit_guc_names[PCC_NUM_GATES] = {
@@ -351,7 +351,7 @@ pcc_define_gucs(void)
 	DefineCustomStringVariable("pg_concurrency_control.workload_group",
 							   "Workload group of this session (see pg_concurrency_control.groups).",
 							   "Empty: no group. A group not in pg_concurrency_control.groups gates nothing.",
-							   &pcc_group, "", PGC_SUSET, 0,
+							   &pcc_workload_group, "", PGC_SUSET, 0,
 							   check_group, assign_group, NULL);
 	MarkGUCPrefixReserved("pg_concurrency_control");
 }

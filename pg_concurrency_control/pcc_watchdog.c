@@ -10,9 +10,10 @@
  * with waiters, the holders blocked on a heavyweight lock for longer than
  * deadlock_timeout, publishes that count, and hands slots to waiters as if
  * those holders were not there (as InnoDB does for innodb_thread_concurrency).
- * It also applies reloaded limits in case no waiter woke to do it, and
- * frees kept slots whose turn is over (see pcc_gate_linger), and steps the
- * controllers of adaptive limits (see pcc_auto.c).
+ * It also applies reloaded limits in case no waiter woke to do it, frees
+ * kept slots whose turn is over (see pcc_gate_linger), and steps the
+ * controllers of adaptive limits (see pcc_auto.c).  Workload groups are
+ * gates here like the others.
  *
  *-------------------------------------------------------------------------
  */
@@ -33,8 +34,9 @@ PGDLLEXPORT void pcc_watchdog_main(Datum main_arg);
 
 /*
  * How often to look: a quarter of deadlock_timeout, within [10ms, 250ms];
- * with adaptive limits, at least every PCC_AUTO_INTERVAL_MS; while slots are kept between transactions, a quarter of the quantum, so
- * that one nobody resumes is freed soon after its turn ends.
+ * with adaptive limits, at least every PCC_AUTO_INTERVAL_MS; while slots
+ * are kept between transactions, a quarter of the quantum, so that one
+ * nobody resumes is freed soon after its turn ends.
  */
 static long
 pcc_watchdog_interval(void)
