@@ -344,7 +344,9 @@ pg_concurrency_control_check(PG_FUNCTION_ARGS)
  * server, one row per PCC_AUTO_INTERVAL_MS step, to test and explain it.
  * In step i the model serves up to knee[i] holders at once in unloaded_ms[i]
  * each; more holders share that capacity, so their service time grows in
- * proportion, and there are always more sessions waiting.
+ * proportion, and there are always more sessions waiting.  Each holder
+ * also spends client_ms outside the server (its client's round trips),
+ * which more holders overlap.
  */
 Datum
 pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
@@ -355,6 +357,7 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 	int32		auto_min = PG_GETARG_INT32(2);
 	int32		auto_max = PG_GETARG_INT32(3);
 	int32		start = PG_GETARG_INT32(4);
+	float8		client_ms = PG_GETARG_FLOAT8(5);
 	Datum	   *service;
 	Datum	   *knee;
 	int			nservice;
@@ -385,6 +388,10 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("auto_min, auto_max and start must be at least 1")));
+	if (client_ms < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("client_ms must not be negative")));
 
 	pcc_auto_start(&st, (uint32) start, (uint32) auto_min, (uint32) auto_max, now);
 	for (int step = 0; step < nservice; step++)
@@ -403,7 +410,7 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("step %d: unloaded_ms must be positive and knee at least 1",
 							step + 1)));
-		service_us = base_ms * 1000.0 * Max(1.0, (double) limit / capacity);
+		service_us = (client_ms + base_ms * Max(1.0, (double) limit / capacity)) * 1000.0;
 		done = rint(limit * interval_s * 1e6 / service_us);
 		/* what this interval brought, added to what is not consumed yet */
 		s.seconds = pending.seconds + interval_s;

@@ -67,6 +67,7 @@ CREATE FUNCTION pg_concurrency_control_auto_simulate(
     auto_min integer DEFAULT 2,
     auto_max integer DEFAULT 64,
     start integer DEFAULT 64,
+    client_ms double precision DEFAULT 0,
     OUT step integer,
     OUT max_concurrency integer,
     OUT service_ms double precision,
@@ -78,5 +79,5 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'pg_concurrency_control_auto_simulate'
 LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
 
-COMMENT ON FUNCTION pg_concurrency_control_auto_simulate(double precision[], integer[], integer, integer, integer) IS
+COMMENT ON FUNCTION pg_concurrency_control_auto_simulate(double precision[], integer[], integer, integer, integer, double precision) IS
     'runs the adaptive limit controller against a model server: one row per 100 ms step';
