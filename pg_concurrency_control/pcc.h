@@ -71,6 +71,7 @@ typedef enum PccGateId
 #define PCC_MAX_GROUPS		16
 #define PCC_NUM_SLOTS		(PCC_NUM_GATES + PCC_MAX_GROUPS)
 #define PCC_GROUP_NAME_LEN	32
+#define PCC_GROUP_LABEL_LEN	(PCC_GROUP_NAME_LEN + 8)	/* "group:" + name */
 #define PCC_IS_GROUP(id)	((id) >= PCC_NUM_GATES)
 
 /* What happens when a waiter's control timeout expires. */
@@ -136,7 +137,6 @@ typedef struct PccAutoState
 	TimestampTz probe_ended;	/* when the last probe ended */
 	double		probe_saved_limit;	/* limit to restore after the probe */
 	uint64		steps;			/* intervals evaluated */
-	uint64		probes;			/* probes finished or given up */
 } PccAutoState;
 
 /* What an interval brought: the input of one controller step. */
@@ -237,8 +237,8 @@ typedef struct PccShared
 	PccGatePadded gates[PCC_NUM_SLOTS];
 	slock_t		groups_lock;	/* protects the group names below */
 	pg_atomic_uint32 groups_generation; /* bumped when a group changes */
-	char		group_labels[PCC_MAX_GROUPS][PCC_GROUP_NAME_LEN + 8];	/* "group:name",
-																		 * "" if free */
+	char		group_labels[PCC_MAX_GROUPS][PCC_GROUP_LABEL_LEN];	/* "group:name",
+																 * "" if free */
 	bool		group_configured[PCC_MAX_GROUPS];	/* in the groups GUC now */
 	pg_atomic_uint32 max_waiters;	/* per gate, 0 = unbounded */
 	pg_atomic_uint32 queue_order;	/* PccQueueOrder */
@@ -298,7 +298,6 @@ extern void pcc_groups_publish(const PccGroupList *list);
 extern bool pcc_group_name_valid(const char *name);
 extern int	pcc_session_group_gate(void);
 extern void pcc_session_group_changed(void);
-extern bool pcc_group_in_use(int id);
 
 /* pcc_guc.c */
 extern bool pcc_enabled;

@@ -96,7 +96,6 @@ end_probe(PccAutoState *st, uint32 min, uint32 max, TimestampTz now)
 	st->probe_since = 0;
 	st->probe_ended = now;
 	st->next_probe = now + (TimestampTz) PCC_AUTO_PROBE_EVERY_MS * 1000;
-	st->probes++;
 }
 
 /*

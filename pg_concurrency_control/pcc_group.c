@@ -37,6 +37,13 @@ static const char GROUP_PREFIX[] = "group:";
 static int	session_gate = PCC_NO_GATE;
 static uint32 session_generation = 0;	/* 0: resolve again */
 
+/* The gate name of group name: "group:name". */
+static void
+group_label(char *label, const char *name)
+{
+	snprintf(label, PCC_GROUP_LABEL_LEN, "%s%s", GROUP_PREFIX, name);
+}
+
 /* A group name: 1 to PCC_GROUP_NAME_LEN - 1 of [a-z0-9_]. */
 bool
 pcc_group_name_valid(const char *name)
@@ -123,7 +130,7 @@ pcc_groups_parse(const char *value, PccGroupList *list)
 }
 
 /* Does anyone hold, keep or wait for a slot of gate id? */
-bool
+static bool
 pcc_group_in_use(int id)
 {
 	PccGate    *gate = pcc_gate(id);
@@ -160,7 +167,7 @@ configure_slot(int i, const char *label, int limit)
 {
 	bool		new_name = strcmp(pcc_shared->group_labels[i], label) != 0;
 
-	strlcpy(pcc_shared->group_labels[i], label, PCC_GROUP_NAME_LEN + 8);
+	strlcpy(pcc_shared->group_labels[i], label, PCC_GROUP_LABEL_LEN);
 	pcc_shared->group_configured[i] = true;
 	pg_atomic_write_u32(&pcc_gate(PCC_NUM_GATES + i)->limit,
 						limit == 0 ? PCC_UNLIMITED : (uint32) limit);
@@ -178,14 +185,14 @@ pcc_groups_publish(const PccGroupList *list)
 	bool		was_configured[PCC_MAX_GROUPS];
 	bool		placed[PCC_MAX_GROUPS] = {0};
 	bool		renamed[PCC_MAX_GROUPS] = {0};
-	char		labels[PCC_MAX_GROUPS][PCC_GROUP_NAME_LEN + 8];
+	char		labels[PCC_MAX_GROUPS][PCC_GROUP_LABEL_LEN];
 	int			lost = 0;
+	TimestampTz now;
 
 	if (pcc_shared == NULL)
 		return;
 	for (int g = 0; g < list->ngroups; g++)
-		snprintf(labels[g], sizeof(labels[g]), "%s%s", GROUP_PREFIX,
-				 list->names[g]);
+		group_label(labels[g], list->names[g]);
 
 	SpinLockAcquire(&pcc_shared->groups_lock);
 	for (int i = 0; i < PCC_MAX_GROUPS; i++)
@@ -226,11 +233,12 @@ pcc_groups_publish(const PccGroupList *list)
 	pg_atomic_fetch_add_u32(&pcc_shared->groups_generation, 1);
 	SpinLockRelease(&pcc_shared->groups_lock);
 
+	now = GetCurrentTimestamp();
 	for (int i = 0; i < PCC_MAX_GROUPS; i++)
 	{
 		/* a new group starts with its own totals */
 		if (renamed[i])
-			pcc_gate_reset_stats(pcc_gate(PCC_NUM_GATES + i), GetCurrentTimestamp());
+			pcc_gate_reset_stats(pcc_gate(PCC_NUM_GATES + i), now);
 		/* waiters of a group that is gone run at once */
 		if (was_configured[i] && !pcc_shared->group_configured[i])
 			pcc_gate_grant_waiters(pcc_gate(PCC_NUM_GATES + i));
@@ -256,7 +264,8 @@ int
 pcc_session_group_gate(void)
 {
 	uint32		generation = pg_atomic_read_u32(&pcc_shared->groups_generation);
-	char		label[PCC_GROUP_NAME_LEN + 8];
+	char		label[PCC_GROUP_LABEL_LEN];
+	int			i;
 
 	if (generation == session_generation)
 		return session_gate;
@@ -264,12 +273,11 @@ pcc_session_group_gate(void)
 	session_generation = generation;
 	if (pcc_workload_group == NULL || pcc_workload_group[0] == '\0')
 		return session_gate;
-	snprintf(label, sizeof(label), "%s%s", GROUP_PREFIX, pcc_workload_group);
+	group_label(label, pcc_workload_group);
 	SpinLockAcquire(&pcc_shared->groups_lock);
-	for (int i = 0; i < PCC_MAX_GROUPS; i++)
-		if (pcc_shared->group_configured[i] &&
-			strcmp(pcc_shared->group_labels[i], label) == 0)
-			session_gate = PCC_NUM_GATES + i;
+	i = slot_named(label);
+	if (i >= 0 && pcc_shared->group_configured[i])
+		session_gate = PCC_NUM_GATES + i;
 	SpinLockRelease(&pcc_shared->groups_lock);
 	return session_gate;
 }

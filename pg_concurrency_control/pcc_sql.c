@@ -340,7 +340,7 @@ pg_concurrency_control_check(PG_FUNCTION_ARGS)
 
 /*
  * pg_concurrency_control_auto_simulate(unloaded_ms[], knee[], auto_min,
- * auto_max, start): run the adaptive limit's controller against a model
+ * auto_max, start, client_ms): run the adaptive limit's controller against a model
  * server, one row per PCC_AUTO_INTERVAL_MS step, to test and explain it.
  * In step i the model serves up to knee[i] holders at once in unloaded_ms[i]
  * each; more holders share that capacity, so their service time grows in
@@ -352,15 +352,15 @@ Datum
 pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	ArrayType  *service_arr = PG_GETARG_ARRAYTYPE_P(0);
+	ArrayType  *unloaded_arr = PG_GETARG_ARRAYTYPE_P(0);
 	ArrayType  *knee_arr = PG_GETARG_ARRAYTYPE_P(1);
 	int32		auto_min = PG_GETARG_INT32(2);
 	int32		auto_max = PG_GETARG_INT32(3);
 	int32		start = PG_GETARG_INT32(4);
 	float8		client_ms = PG_GETARG_FLOAT8(5);
-	Datum	   *service;
+	Datum	   *unloaded;
 	Datum	   *knee;
-	int			nservice;
+	int			nunloaded;
 	int			nknee;
 	PccAutoState st;
 	PccAutoSample pending = {0};
@@ -370,19 +370,19 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	if (rsinfo->setDesc->natts != SIMULATE_COLS)
 		elog(ERROR, "incorrect number of output arguments");
-	if (ARR_NDIM(service_arr) > 1 || ARR_NDIM(knee_arr) > 1 ||
-		array_contains_nulls(service_arr) || array_contains_nulls(knee_arr))
+	if (ARR_NDIM(unloaded_arr) > 1 || ARR_NDIM(knee_arr) > 1 ||
+		array_contains_nulls(unloaded_arr) || array_contains_nulls(knee_arr))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unloaded_ms and knee must be one-dimensional arrays without nulls")));
-	deconstruct_array(service_arr, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL,
-					  TYPALIGN_DOUBLE, &service, NULL, &nservice);
+	deconstruct_array(unloaded_arr, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL,
+					  TYPALIGN_DOUBLE, &unloaded, NULL, &nunloaded);
 	deconstruct_array(knee_arr, INT4OID, sizeof(int32), true, TYPALIGN_INT,
 					  &knee, NULL, &nknee);
-	if (nservice != nknee)
+	if (nunloaded != nknee)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("unloaded_ms has %d elements but knee has %d", nservice, nknee),
+				 errmsg("unloaded_ms has %d elements but knee has %d", nunloaded, nknee),
 				 errdetail("Each step needs one of each.")));
 	if (auto_min < 1 || auto_max < 1 || start < 1)
 		ereport(ERROR,
@@ -394,9 +394,9 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 				 errmsg("client_ms must not be negative")));
 
 	pcc_auto_start(&st, (uint32) start, (uint32) auto_min, (uint32) auto_max, now);
-	for (int step = 0; step < nservice; step++)
+	for (int step = 0; step < nunloaded; step++)
 	{
-		double		base_ms = DatumGetFloat8(service[step]);
+		double		base_ms = DatumGetFloat8(unloaded[step]);
 		int32		capacity = DatumGetInt32(knee[step]);
 		uint32		limit = (uint32) rint(st.limit);
 		PccAutoSample s;
