@@ -5,7 +5,8 @@
  * default, so that the client is never the bottleneck.  Runs pgbench's
  * TPC-B-like, select-only and simple-update scripts in prepared or simple
  * protocol mode and measures three phases apart: connect-all (opened at a
- * bounded rate), steady state (a fixed time, counted only while every
+ * bounded rate; as in pgbench, no transaction starts before every connection
+ * is up, so that connecting is not slowed by the load), steady state (a fixed time, counted only while every
  * connection is up) and disconnect-all (until the server has no session of
  * ours left).  Latencies per transaction and per statement come from
  * log-bucketed histograms of constant size; errors are counted by SQLSTATE.
@@ -113,12 +114,13 @@ typedef struct Histogram
  * Connection states:
  *   CONNECTING  PQconnectPoll in progress
  *   PREPARING   sending the script's PREPAREs, one at a time
+ *   READY       up and prepared, waiting for every other connection
  *   BUSY        a statement was sent; waiting for all its results
  *   DONE        finished, or failed to connect
  */
 typedef enum ConnState
 {
-	CONNECTING, PREPARING, BUSY, DONE
+	CONNECTING, PREPARING, READY, BUSY, DONE
 } ConnState;
 
 typedef struct Conn
@@ -423,6 +425,12 @@ start_transaction(Thread *t, Conn *c)
 {
 	int			naccounts = opt.scale * 100000;
 
+	if (atomic_load(&phase) == PH_CONNECT)
+	{
+		watch(t, c, 0);
+		c->state = READY;
+		return;
+	}
 	if (atomic_load(&phase) >= PH_DRAIN)
 	{
 		watch(t, c, 0);
@@ -608,6 +616,7 @@ thread_main(void *arg)
 	Thread	   *t = arg;
 	struct epoll_event events[256];
 	struct timespec cpu;
+	bool		started = false;
 
 	t->epfd = epoll_create1(0);
 	while (atomic_load(&phase) < PH_CLOSE)
@@ -616,6 +625,13 @@ thread_main(void *arg)
 
 		if (atomic_load(&phase) == PH_CONNECT || atomic_load(&phase) == PH_STEADY)
 			open_more(t);
+		if (!started && atomic_load(&phase) >= PH_STEADY)
+		{
+			started = true;
+			for (int i = 0; i < t->nconns; i++)
+				if (t->conns[i].state == READY)
+					start_transaction(t, &t->conns[i]);
+		}
 		n = epoll_wait(t->epfd, events, 256, 50);
 		for (int i = 0; i < n; i++)
 			on_event(t, events[i].data.ptr, events[i].events);
