@@ -9,7 +9,14 @@ import os
 import subprocess
 import sys
 
-TARGETS = ["native", "module", "module-q0", "pgbouncer"]
+
+
+def target_order(t):
+    """native, module, module-qN by N, pgbouncer."""
+    if t.startswith("module-q") and t[8:].isdigit():
+        return (2, int(t[8:]))
+    return ({"native": 0, "module": 1, "pgbouncer": 3}.get(t, 4), 0)
+
 
 # (title, CSV column, format, what a reader should know)
 TABLES = [
@@ -37,20 +44,20 @@ def load(run):
         mean = float(r["txn_mean_ms"] or 0)
         r["txn_p99_over_mean"] = str(float(r["txn_p99_ms"]) / mean) if mean > 0 else "NaN"
         data[(r["protocol"], int(r["clients"]), r["label"])] = r
-    return rows, data
+    targets = sorted({r["label"] for r in rows}, key=target_order)
+    return rows, data, targets
 
 
 def steps_of(data, proto):
     return sorted({c for (p, c, _) in data if p == proto})
 
 
-def table(data, proto, steps, column, fmt):
-    present = [t for t in TARGETS if any((proto, c, t) in data for c in steps)]
+def table(data, targets, proto, steps, column, fmt):
+    present = [t for t in targets if any((proto, c, t) in data for c in steps)]
     head = "| connections | " + " | ".join(present)
     sep = "|---|" + "---|" * len(present)
-    ratios = [(a, b) for a, b in (("module", "native"), ("module", "pgbouncer"),
-                                   ("module", "module-q0"))
-              if a in present and b in present]
+    modules = [t for t in present if t.startswith("module")]
+    ratios = [(m, b) for b in ("native", "pgbouncer") if b in present for m in modules]
     for a, b in ratios:
         head += " | {} / {}".format(a, b)
         sep += "---|"
@@ -68,15 +75,15 @@ def table(data, proto, steps, column, fmt):
     return "\n".join(lines)
 
 
-def plot(run, data, proto, steps, column, ylabel, name):
+def plot(run, data, targets, proto, steps, column, ylabel, name):
     dat = os.path.join(run, name + ".dat")
     with open(dat, "w") as f:
         for c in steps:
-            vals = [data.get((proto, c, t), {}).get(column, "NaN") for t in TARGETS]
+            vals = [data.get((proto, c, t), {}).get(column, "NaN") for t in targets]
             f.write("{} {}\n".format(c, " ".join(vals)))
     series = ", ".join(
         "'{}' using 1:{} with linespoints title '{}'".format(dat, i + 2, t)
-        for i, t in enumerate(TARGETS)
+        for i, t in enumerate(targets)
         if any((proto, c, t) in data for c in steps))
     script = ("set terminal svg size 720,420 dynamic; set output '{}';"
               "set logscale x 2; set xlabel 'connections'; set ylabel '{}';"
@@ -89,9 +96,9 @@ def plot(run, data, proto, steps, column, ylabel, name):
         return None
 
 
-def statements(run, proto, step):
+def statements(run, targets, proto, step):
     out = []
-    for t in TARGETS:
+    for t in targets:
         path = os.path.join(run, "{}-{}-{}.json".format(t, proto, step))
         if not os.path.exists(path):
             continue
@@ -109,7 +116,7 @@ def statements(run, proto, step):
 
 
 def main(run):
-    rows, data = load(run)
+    rows, data, targets = load(run)
     md = ["# pg_concurrency_control benchmark", ""]
     for f in ("capacity.txt", "config.txt"):
         p = os.path.join(run, f)
@@ -122,23 +129,25 @@ def main(run):
             md += ["### " + title, ""]
             if note:
                 md += [note, ""]
-            md += [table(data, proto, steps, column, fmt), ""]
+            md += [table(data, targets, proto, steps, column, fmt), ""]
         for column, ylabel, name in (("tps_steady", "TPS (steady)", "tps"),
                                      ("txn_p99_ms", "transaction p99 (ms)", "p99")):
-            svg = plot(run, data, proto, steps, column, ylabel, "{}-{}".format(name, proto))
+            svg = plot(run, data, targets, proto, steps, column, ylabel,
+                       "{}-{}".format(name, proto))
             if svg:
                 md += ["![{} {}]({})".format(ylabel, proto, svg), ""]
         md += ["### Per-statement latency at the largest step"]
-        md += statements(run, proto, steps[-1]) + [""]
+        md += statements(run, targets, proto, steps[-1]) + [""]
         best_native = max((float(r["tps_steady"]) for r in rows
                            if r["protocol"] == proto and r["label"] == "native"), default=0)
         if best_native:
             md += ["Native's best steady TPS in this series: {:.0f}.".format(best_native)]
-            for c in steps:
-                m = data.get((proto, c, "module"))
-                if m:
-                    md += ["- module at {} connections: {:.2f} of native's best".format(
-                        c, float(m["tps_steady"]) / best_native)]
+            for t in targets:
+                for c in steps:
+                    m = data.get((proto, c, t))
+                    if m and t.startswith("module"):
+                        md += ["- {} at {} connections: {:.2f} of native's best".format(
+                            t, c, float(m["tps_steady"]) / best_native)]
             md += [""]
     with open(os.path.join(run, "report.md"), "w") as f:
         f.write("\n".join(md) + "\n")
@@ -146,7 +155,7 @@ def main(run):
     for proto in sorted({r["protocol"] for r in rows}):
         steps = steps_of(data, proto)
         print("\nSteady TPS, protocol {}:\n".format(proto))
-        print(table(data, proto, steps, "tps_steady", "{:.0f}"))
+        print(table(data, targets, proto, steps, "tps_steady", "{:.0f}"))
 
 
 if __name__ == "__main__":

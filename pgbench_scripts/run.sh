@@ -11,7 +11,7 @@
 #            --quantum MS (100, the README's advice for back-to-back load; 0 = hand off each transaction)
 #            --workload tpcb|simple-update|select-only|partition-mix
 #            --protocols "prepared simple" --targets "native module module-q0 pgbouncer"
-#            (module-q0: the module with quantum 0, side by side with --quantum)
+#            (module-qN: the module with quantum N ms, side by side with --quantum)
 #            --unlogged (unlogged tables, synchronous_commit off)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,6 +40,23 @@ while [ $# -gt 0 ]; do
 	*) echo "unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
+done
+# The quantum of a module target: --quantum for "module", N for "module-qN".
+target_quantum() {
+	if [ "$1" = module ]; then
+		echo "$QUANTUM"
+	elif [[ $1 =~ ^module-q([0-9]+)$ ]]; then
+		echo "${BASH_REMATCH[1]}"
+	else
+		echo "unknown target $1" >&2
+		exit 2
+	fi
+}
+for target in $TARGETS; do
+	case $target in
+	native|pgbouncer) ;;
+	*) target_quantum "$target" >/dev/null ;;
+	esac
 done
 prepare_as_root pgbouncer gnuplot-nox
 make -s -C "$HERE" pccload >/dev/null
@@ -190,7 +207,7 @@ run_step() {	# target protocol clients
 	case $target in
 	module*)
 		cluster_start module
-		$PSQL -c "ALTER SYSTEM SET pg_concurrency_control.quantum = $([ "$target" = module ] && echo "$QUANTUM" || echo 0)" \
+		$PSQL -c "ALTER SYSTEM SET pg_concurrency_control.quantum = $(target_quantum "$target")" \
 			-c 'SELECT pg_reload_conf()' >/dev/null ;;
 	*) cluster_start native ;;
 	esac
@@ -222,9 +239,9 @@ done
 	echo "PostgreSQL: $($PG_BINDIR/postgres --version)"
 	echo "PgBouncer: $(pgbouncer --version 2>&1 | head -1)"
 	echo "workload $WORKLOAD, scale $SCALE, steady ${DURATION}s per step, unlogged=$UNLOGGED"
-	echo "module limits $LIMIT (all four gates), queue_order $ORDER, warm_max_wait ${WARM_WAIT}ms, quantum ${QUANTUM}ms (module-q0: quantum 0)"
+	echo "module limits $LIMIT (all four gates), queue_order $ORDER, warm_max_wait ${WARM_WAIT}ms, quantum ${QUANTUM}ms (module-qN: quantum N ms)"
 	echo "PgBouncer: transaction pooling, pool size $LIMIT"
-	echo "server settings (module-q0 runs with quantum 0):"
+	echo "server settings (module-qN runs with quantum N):"
 	server_conf $(( max_step + 50 )) | sed 's/^/    /'
 } >"$OUT/config.txt"
 python3 "$HERE/report.py" "$OUT"
