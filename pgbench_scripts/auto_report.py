@@ -8,6 +8,7 @@ import sys
 from collections import defaultdict
 
 SKIP_S = 3.0          # seconds at the start of a phase left out
+AUTO_MIN = 2          # auto_sweep.sh leaves auto_min at its default
 GATE = {'tpcb': 'transaction', 'simple-update': 'transaction',
         'select-only': 'query', 'partition-mix': 'autocommit'}
 
@@ -45,7 +46,7 @@ def main(out):
     runs = defaultdict(list)
     for p in phases:
         runs[p['run']].append(p)
-    sweep = [r for r in runs if not r.startswith('shift-')]
+    sweep = [r for r in runs if not r.startswith(('shift-', 'burst-'))]
     print('| workload | connections | ' +
           ' | '.join(f'static {p["phase"]}' for p in runs[sweep[0]][:-1]) +
           ' | auto | auto / best static | auto limit (median, range) |')
@@ -71,8 +72,49 @@ def main(out):
     print('Static limit phases run first, in the order shown; the auto phase comes last and')
     print('starts from the last static limit, so its TPS includes the controller finding its')
     print('limit (a first probe at auto_min, then the climb or descent).')
+    shifts(out, runs, lim)
     for run, ps in runs.items():
         plot(out, run, ps, lim[GATE.get(ps[0]['workload'], 'transaction')])
+
+
+def reach_s(series, start, end):
+    """Seconds from start until the limit first comes within a quarter (at
+    least one) of its median over the phase's second half, its new level;
+    probes (the limit held at auto_min for a fresh baseline) not counted."""
+    seen = [(e, l) for e, l in series if start <= e <= end and l > AUTO_MIN]
+    tail = sorted(l for e, l in seen if e >= (start + end) / 2)
+    if not tail:
+        return float('nan')
+    med = tail[len(tail) // 2]
+    for e, l in seen:
+        if abs(l - med) <= max(1, 0.25 * med):
+            return e - start
+    return float('nan')
+
+
+def shifts(out, runs, lim):
+    """The shift and burst runs: TPS, limit and settling time per phase."""
+    rows = [(r, ps) for r, ps in runs.items() if r.startswith(('shift-', 'burst-'))]
+    if not rows:
+        return
+    print()
+    print('Workload shifts (auto throughout; the middle phase hogs both CPUs from outside')
+    print('PostgreSQL, "hog", or adds 32 sessions of big queries, "big"). Reached: seconds')
+    print('from the phase start until the limit first comes within a quarter of its median')
+    print("over the phase's second half (its new level), probes not counted.")
+    print()
+    print('| run | phase | TPS | limit (median, range) | new level reached after (s) |')
+    print('|---|---|---|---|---|')
+    for run, ps in rows:
+        prog = progress(out, run)
+        series = lim[GATE.get(ps[0]['workload'], 'transaction')]
+        for p in ps:
+            start, end = float(p['start']), float(p['end'])
+            tps = mean([t for e, t in prog if start + SKIP_S <= e <= end])
+            seen = sorted(l for e, l in series if start <= e <= end)
+            med = f'{seen[len(seen) // 2]} ({seen[0]}..{seen[-1]})' if seen else '-'
+            print(f'| {run} | {p["phase"]} | {tps:.0f} | {med} | '
+                  f'{reach_s(series, start, end):.1f} |')
 
 
 def plot(out, run, ps, series):
@@ -88,7 +130,7 @@ def plot(out, run, ps, series):
             if t0 - 1 <= e <= t1:
                 f.write(f'{e - t0:.2f} {t}\n')
     marks = ''.join(
-        f'set arrow from {float(p["start"]) - t0:.1f}, graph 0 to {float(p["start"]) - t0:.1f}, graph 1 nohead dt 2\n'
+        f'set arrow from first {float(p["start"]) - t0:.1f}, graph 0 to first {float(p["start"]) - t0:.1f}, graph 1 nohead dt 2\n'
         f'set label "{p["phase"]}" at {float(p["start"]) - t0 + 0.3:.1f}, graph 0.95\n'
         for p in ps)
     svg = os.path.join(out, f'limit-{run}.svg')

@@ -8,30 +8,33 @@
 # connections takes a few). A sampler records the
 # limits every 200 ms. With --shift, one more run holds auto for three
 # phases and hogs both CPUs from outside PostgreSQL in the middle one (a
-# noisy neighbour): the limit over time shows the controller follow.
+# noisy neighbour); with --burst, another adds a burst of big queries (32
+# sessions summing 20000 accounts each) in its middle phase: the limit over
+# time shows the controller follow.
 # Writes results/auto-<timestamp>/report.md, phases.csv, limits.csv and
 # limits-<workload>-<conns>.svg.
 #
-#   sudo pgbench_scripts/auto_sweep.sh --quick     64 and 1024, three workloads, 10 s phases, shift
+#   sudo pgbench_scripts/auto_sweep.sh --quick     64 and 1024, three workloads, 10 s phases, shift, burst
 #   options: --conns "64 256 1024" --workloads "tpcb select-only simple-update"
-#            --limits "4 8 16 32" --phase S (12) --scale N (10) --shift
+#            --limits "4 8 16 32" --phase S (12) --scale N (10) --shift --burst
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/scripts/lib.sh"
 
 ARGS="$*"
 CONNS="64 1024" WORKLOADS="tpcb select-only simple-update" LIMITS="4 8 16 32"
-PHASE=12 SCALE=10 SHIFT=0
+PHASE=12 SCALE=10 SHIFT=0 BURST=0
 while [ $# -gt 0 ]; do
 	case $1 in
-	--quick) PHASE=10 SHIFT=1 ;;
+	--quick) PHASE=10 SHIFT=1 BURST=1 ;;
 	--conns) CONNS=$2; shift ;;
 	--workloads) WORKLOADS=$2; shift ;;
 	--limits) LIMITS=$2; shift ;;
 	--phase) PHASE=$2; shift ;;
 	--scale) SCALE=$2; shift ;;
 	--shift) SHIFT=1 ;;
-	-h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+	--burst) BURST=1 ;;
+	-h|--help) sed -n '2,18p' "$0"; exit 0 ;;
 	*) echo "unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -55,7 +58,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 cat >>"$DIR/data/postgresql.conf" <<EOC
-max_connections = $((max_conns + 30))
+max_connections = $((max_conns + 64))
 shared_buffers = 1GB
 fsync = off
 synchronous_commit = off
@@ -86,7 +89,7 @@ SAMPLER=$!
 
 echo "run,workload,conns,phase,limit,start,end" >"$OUT/phases.csv"
 # run_phases RUN WORKLOAD CONNS SPEC...: one pccload run, one phase per SPEC
-# (a limit, "auto", or "auto+hog"), progress stamped with the epoch.
+# (a limit, "auto", "auto+hog" or "auto+big"), progress stamped with the epoch.
 run_phases() {
 	local run=$1 workload=$2 conns=$3
 	shift 3
@@ -100,12 +103,15 @@ run_phases() {
 		sleep 0.5
 	done
 	for spec in "$@"; do
-		local limit=${spec%+hog} start end
+		local limit=${spec%+*} start end
 		[ "$limit" = auto ] && limit=-1
 		set_limits "$limit"
-		if [ "$spec" != "${spec%+hog}" ]; then
-			for _ in 1 2; do timeout "$PHASE" sh -c 'while :; do :; done' & HOGS="$HOGS $!"; done
-		fi
+		case $spec in
+		*+hog) for _ in 1 2; do timeout "$PHASE" sh -c 'while :; do :; done' & HOGS="$HOGS $!"; done ;;
+		*+big) timeout "$PHASE" "$ROOT/pgbench_scripts/pccload" -h "$DIR" -p "$PCC_PORT" -U postgres \
+				-c 32 -j 1 -T "$PHASE" -P 0 -w bigsql -M prepared -s "$SCALE" --no-wait-close \
+				>"$OUT/pccload-$run-big.txt" 2>&1 & HOGS="$HOGS $!" ;;
+		esac
 		start=$(date +%s.%N)
 		sleep "$PHASE"
 		end=$(date +%s.%N)
@@ -128,6 +134,11 @@ if [ "$SHIFT" = 1 ]; then
 	conns=${CONNS##* }
 	echo "== shift: tpcb, $conns connections, auto; both CPUs hogged in the middle phase" >&2
 	run_phases "shift-$conns" tpcb "$conns" auto auto+hog auto
+fi
+if [ "$BURST" = 1 ]; then
+	conns=${CONNS##* }
+	echo "== burst: tpcb, $conns connections, auto; 32 big queries at a time in the middle phase" >&2
+	run_phases "burst-$conns" tpcb "$conns" auto auto+big auto
 fi
 kill $SAMPLER 2>/dev/null || true
 SAMPLER=""
