@@ -108,8 +108,8 @@ run_phases() {
 		set_limits "$limit"
 		case $spec in
 		*+hog) for _ in 1 2; do timeout "$PHASE" sh -c 'while :; do :; done' & HOGS="$HOGS $!"; done ;;
-		*+big) timeout "$PHASE" "$ROOT/pgbench_scripts/pccload" -h "$DIR" -p "$PCC_PORT" -U postgres \
-				-c 32 -j 1 -T "$PHASE" -P 0 -w bigsql -M prepared -s "$SCALE" --no-wait-close \
+		*+big) timeout $((PHASE + 30)) "$ROOT/pgbench_scripts/pccload" -h "$DIR" -p "$PCC_PORT" -U postgres \
+				-c 32 -j 1 -T $((PHASE > 2 ? PHASE - 1 : 1)) -P 0 -w bigsql -M prepared -s "$SCALE" --no-wait-close \
 				>"$OUT/pccload-$run-big.txt" 2>&1 & HOGS="$HOGS $!" ;;
 		esac
 		start=$(date +%s.%N)
