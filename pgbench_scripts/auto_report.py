@@ -36,6 +36,24 @@ def limits(out):
     return by_gate
 
 
+def limits_running(out):
+    """(epoch, limit, running) per gate."""
+    by_gate = defaultdict(list)
+    with open(os.path.join(out, 'limits.csv')) as f:
+        for r in csv.DictReader(f):
+            try:
+                by_gate[r['gate']].append((float(r['epoch']), int(r['limit']),
+                                           int(r['running'])))
+            except (ValueError, KeyError):
+                continue
+    return by_gate
+
+
+def median(v):
+    v = sorted(v)
+    return v[len(v) // 2]
+
+
 def mean(v):
     return sum(v) / len(v) if v else float('nan')
 
@@ -97,14 +115,15 @@ def shifts(out, runs, lim):
     rows = [(r, ps) for r, ps in runs.items() if r.startswith(('shift-', 'burst-'))]
     if not rows:
         return
+    lim_running = limits_running(out)
     print()
     print('Workload shifts (auto throughout; the middle phase hogs both CPUs from outside')
     print('PostgreSQL, "hog", or adds 32 sessions of big queries, "big"). Reached: seconds')
     print('from the phase start until the limit first comes within a quarter of its median')
     print("over the phase's second half (its new level), probes not counted.")
     print()
-    print('| run | phase | TPS | limit (median, range) | new level reached after (s) |')
-    print('|---|---|---|---|---|')
+    print('| run | phase | TPS | limit (median, range) | new level reached after (s) | bigquery limit, running (medians) |')
+    print('|---|---|---|---|---|---|')
     for run, ps in rows:
         prog = progress(out, run)
         series = lim[GATE.get(ps[0]['workload'], 'transaction')]
@@ -113,8 +132,11 @@ def shifts(out, runs, lim):
             tps = mean([t for e, t in prog if start + SKIP_S <= e <= end])
             seen = sorted(l for e, l in series if start <= e <= end)
             med = f'{seen[len(seen) // 2]} ({seen[0]}..{seen[-1]})' if seen else '-'
+            big = [(l, r) for e, l, r in lim_running['bigquery'] if start <= e <= end]
+            big_med = '{}, {}'.format(median([l for l, _ in big]), median([r for _, r in big])) \
+                if big else '-'
             print(f'| {run} | {p["phase"]} | {tps:.0f} | {med} | '
-                  f'{reach_s(series, start, end):.1f} |')
+                  f'{reach_s(series, start, end):.1f} | {big_med} |')
 
 
 def plot(out, run, ps, series):

@@ -82,7 +82,7 @@ echo "epoch,gate,limit,running,waiting" >"$OUT/limits.csv"
 ( while :; do
 	$PSQL -F, -c "SET pg_concurrency_control.bypass = on;
 		SELECT extract(epoch FROM clock_timestamp()), gate, max_concurrency, running, waiting
-		  FROM pg_concurrency_control WHERE gate <> 'bigquery'" 2>/dev/null >>"$OUT/limits.csv" || true
+		  FROM pg_concurrency_control" 2>/dev/null >>"$OUT/limits.csv" || true
 	sleep 0.2
 done ) &
 SAMPLER=$!
