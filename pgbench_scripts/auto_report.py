@@ -25,19 +25,8 @@ def progress(out, run):
     return rows
 
 
-def limits(out):
-    by_gate = defaultdict(list)
-    with open(os.path.join(out, 'limits.csv')) as f:
-        for r in csv.DictReader(f):
-            try:
-                by_gate[r['gate']].append((float(r['epoch']), int(r['limit'])))
-            except (ValueError, KeyError):
-                continue
-    return by_gate
-
-
-def limits_running(out):
-    """(epoch, limit, running) per gate."""
+def samples(out):
+    """(epoch, limit, running) per gate, from the sampler."""
     by_gate = defaultdict(list)
     with open(os.path.join(out, 'limits.csv')) as f:
         for r in csv.DictReader(f):
@@ -49,6 +38,11 @@ def limits_running(out):
     return by_gate
 
 
+def limits(by_gate):
+    """(epoch, limit) per gate."""
+    return defaultdict(list, {g: [(e, l) for e, l, _ in v] for g, v in by_gate.items()})
+
+
 def median(v):
     v = sorted(v)
     return v[len(v) // 2]
@@ -58,9 +52,21 @@ def mean(v):
     return sum(v) / len(v) if v else float('nan')
 
 
+def phase_tps(prog, start, end):
+    """Mean TPS of a phase, its first SKIP_S seconds left out."""
+    return mean([t for e, t in prog if start + SKIP_S <= e <= end])
+
+
+def limit_summary(series, start, end):
+    """'median (lowest..highest)' of the limit between start and end."""
+    seen = [l for e, l in series if start <= e <= end]
+    return f'{median(seen)} ({min(seen)}..{max(seen)})' if seen else '-'
+
+
 def main(out):
     phases = list(csv.DictReader(open(os.path.join(out, 'phases.csv'))))
-    lim = limits(out)
+    sampled = samples(out)
+    lim = limits(sampled)
     runs = defaultdict(list)
     for p in phases:
         runs[p['run']].append(p)
@@ -72,25 +78,19 @@ def main(out):
     for run in sweep:
         ps = runs[run]
         prog = progress(out, run)
-        tps = []
-        for p in ps:
-            start, end = float(p['start']) + SKIP_S, float(p['end'])
-            tps.append(mean([t for e, t in prog if start <= e <= end]))
+        tps = [phase_tps(prog, float(p['start']), float(p['end'])) for p in ps]
         best = max(tps[:-1])
         gate = GATE.get(ps[0]['workload'], 'transaction')
         a = ps[-1]
-        seen = sorted(l for e, l in lim[gate]
-                      if float(a['start']) + SKIP_S <= e <= float(a['end']))
-        med = seen[len(seen) // 2] if seen else 0
-        rng = f'{seen[0]}..{seen[-1]}' if seen else '-'
+        auto_limit = limit_summary(lim[gate], float(a['start']) + SKIP_S, float(a['end']))
         cells = ' | '.join(f'**{t:.0f}**' if t == best else f'{t:.0f}' for t in tps[:-1])
         print(f'| {ps[0]["workload"]} | {ps[0]["conns"]} | {cells} | {tps[-1]:.0f} | '
-              f'{tps[-1] / best:.2f} | {med} ({rng}) |')
+              f'{tps[-1] / best:.2f} | {auto_limit} |')
     print()
     print('Static limit phases run first, in the order shown; the auto phase comes last and')
     print('starts from the last static limit, so its TPS includes the controller finding its')
     print('limit (a first probe at auto_min, then the climb or descent).')
-    shifts(out, runs, lim)
+    shifts(out, runs, sampled)
     for run, ps in runs.items():
         plot(out, run, ps, lim[GATE.get(ps[0]['workload'], 'transaction')])
 
@@ -100,22 +100,22 @@ def reach_s(series, start, end):
     least one) of its median over the phase's second half, its new level;
     probes (the limit held at auto_min for a fresh baseline) not counted."""
     seen = [(e, l) for e, l in series if start <= e <= end and l > AUTO_MIN]
-    tail = sorted(l for e, l in seen if e >= (start + end) / 2)
+    tail = [l for e, l in seen if e >= (start + end) / 2]
     if not tail:
         return float('nan')
-    med = tail[len(tail) // 2]
+    med = median(tail)
     for e, l in seen:
         if abs(l - med) <= max(1, 0.25 * med):
             return e - start
     return float('nan')
 
 
-def shifts(out, runs, lim):
+def shifts(out, runs, sampled):
     """The shift and burst runs: TPS, limit and settling time per phase."""
     rows = [(r, ps) for r, ps in runs.items() if r.startswith(('shift-', 'burst-'))]
     if not rows:
         return
-    lim_running = limits_running(out)
+    lim = limits(sampled)
     print()
     print('Workload shifts (auto throughout; the middle phase hogs both CPUs from outside')
     print('PostgreSQL, "hog", or adds 32 sessions of big queries, "big"). Reached: seconds')
@@ -129,13 +129,11 @@ def shifts(out, runs, lim):
         series = lim[GATE.get(ps[0]['workload'], 'transaction')]
         for p in ps:
             start, end = float(p['start']), float(p['end'])
-            tps = mean([t for e, t in prog if start + SKIP_S <= e <= end])
-            seen = sorted(l for e, l in series if start <= e <= end)
-            med = f'{seen[len(seen) // 2]} ({seen[0]}..{seen[-1]})' if seen else '-'
-            big = [(l, r) for e, l, r in lim_running['bigquery'] if start <= e <= end]
+            big = [(l, r) for e, l, r in sampled['bigquery'] if start <= e <= end]
             big_med = '{}, {}'.format(median([l for l, _ in big]), median([r for _, r in big])) \
                 if big else '-'
-            print(f'| {run} | {p["phase"]} | {tps:.0f} | {med} | '
+            print(f'| {run} | {p["phase"]} | {phase_tps(prog, start, end):.0f} | '
+                  f'{limit_summary(series, start, end)} | '
                   f'{reach_s(series, start, end):.1f} | {big_med} |')
 
 
