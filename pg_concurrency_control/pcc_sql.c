@@ -340,8 +340,9 @@ pg_concurrency_control_check(PG_FUNCTION_ARGS)
 
 /*
  * pg_concurrency_control_auto_simulate(unloaded_ms[], knee[], auto_min,
- * auto_max, start, client_ms): run the adaptive limit's controller against a model
- * server, one row per PCC_AUTO_INTERVAL_MS step, to test and explain it.
+ * auto_max, start, client_ms): run the adaptive limit's controller against
+ * a model server, one row per PCC_AUTO_INTERVAL_MS step, to test and
+ * explain it.
  * In step i the model serves up to knee[i] holders at once in unloaded_ms[i]
  * each; more holders share that capacity, so their service time grows in
  * proportion, and there are always more sessions waiting.  Each holder

@@ -5,11 +5,12 @@
  * default, so that the client is never the bottleneck.  Runs pgbench's
  * TPC-B-like, select-only and simple-update scripts in prepared or simple
  * protocol mode and measures three phases apart: connect-all (opened at a
- * bounded rate; as in pgbench, no transaction starts before every connection
- * is up, so that connecting is not slowed by the load), steady state (a fixed time, counted only while every
- * connection is up) and disconnect-all (until the server has no session of
- * ours left).  Latencies per transaction and per statement come from
- * log-bucketed histograms of constant size; errors are counted by SQLSTATE.
+ * bounded rate; as in pgbench, no transaction starts before every
+ * connection is up, so that connecting is not slowed by the load), steady
+ * state (a fixed time, counted only while every connection is up) and
+ * disconnect-all (until the server has no session of ours left).
+ * Latencies per transaction and per statement come from log-bucketed
+ * histograms of constant size; errors are counted by SQLSTATE.
  *
  *   pccload -h /tmp -p 5432 -U postgres -c 1024 -T 60 -w tpcb -M prepared
  */
