@@ -264,6 +264,10 @@ extern void pcc_auto_start(PccAutoState *st, uint32 limit, uint32 min,
 						   uint32 max, TimestampTz now);
 extern bool pcc_auto_step(PccAutoState *st, const PccAutoSample *s,
 						  uint32 min, uint32 max, TimestampTz now);
+extern void pcc_auto_slot_taken(PccGateId id);
+extern void pcc_auto_statement_begins(void);
+extern void pcc_auto_statement_ends(void);
+extern void pcc_auto_transaction_ends(void);
 extern void pcc_auto_report(PccGateId id, TimestampTz since);
 extern void pcc_auto_tick(PccGateId id, TimestampTz now);
 extern void pcc_auto_switch_on(PccGateId id);

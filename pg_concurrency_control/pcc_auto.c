@@ -4,8 +4,9 @@
  *	  Adaptive limits: a gate whose limit is set to -1 (auto) tunes it.
  *
  * Holders report, when they give a slot back, how long they held it (the
- * service time, excluding the wait for the slot): two atomic additions,
- * and only on auto gates.  Every PCC_AUTO_INTERVAL_MS the watchdog compares
+ * service time, excluding the wait for the slot and the waits for their
+ * client between statements): two atomic additions, and only on auto
+ * gates.  Every PCC_AUTO_INTERVAL_MS the watchdog compares
  * the interval's mean service time with the baseline, the service time of
  * unloaded work, as TCP Vegas and Netflix's concurrency-limits do with
  * round-trip times: while work runs less than twice as slow as unloaded
@@ -32,6 +33,7 @@
 
 #include <math.h>
 
+#include "access/xact.h"
 #include "utils/timestamp.h"
 
 #include "pcc.h"
@@ -189,7 +191,60 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 }
 
 /*
- * A holder of a slot of gate id gives it back: report how long it held it.
+ * Service time leaves out a holder's waits for its client between
+ * statements (idle in transaction): such a holder keeps its slot but loads
+ * nothing, and counting its wait would shrink the limit just when more
+ * holders are needed to keep the server busy.  The top-level statement
+ * hooks say where statements begin and end; only while a slot of an auto
+ * gate is held does that read the clock.  Backend-local.
+ */
+static bool timing_client = false;	/* a slot of an auto gate is held */
+static TimestampTz statement_ended = 0; /* last statement's end, or 0 */
+static uint64 client_wait_us = 0;	/* waits for the client, summed */
+static uint64 client_wait_at[PCC_NUM_SLOTS];	/* its value at admission */
+
+/* This backend now holds a slot of gate id. */
+void
+pcc_auto_slot_taken(PccGateId id)
+{
+	client_wait_at[id] = client_wait_us;
+	if (pg_atomic_read_u32(&pcc_gate(id)->auto_on) != 0)
+		timing_client = true;
+}
+
+/* A top-level statement begins: the wait since the last one ends. */
+void
+pcc_auto_statement_begins(void)
+{
+	TimestampTz start;
+
+	if (statement_ended == 0)
+		return;
+	/* when its protocol message arrived */
+	start = GetCurrentStatementStartTimestamp();
+	if (start > statement_ended)
+		client_wait_us += start - statement_ended;
+	statement_ended = 0;
+}
+
+/* A top-level statement has done its work: the client's turn. */
+void
+pcc_auto_statement_ends(void)
+{
+	if (timing_client)
+		statement_ended = GetCurrentTimestamp();
+}
+
+/* The transaction ended and its slots are given back or kept. */
+void
+pcc_auto_transaction_ends(void)
+{
+	timing_client = false;
+	statement_ended = 0;
+}
+
+/*
+ * A holder of a slot of gate id gives it back: report how long it served.
  * Costs nothing but one read on gates with a static limit.
  */
 void
@@ -197,13 +252,14 @@ pcc_auto_report(PccGateId id, TimestampTz since)
 {
 	PccGate    *gate = pcc_gate(id);
 	TimestampTz now;
+	int64		served;
 
 	if (likely(pg_atomic_read_u32(&gate->auto_on) == 0))
 		return;
 	now = GetCurrentTimestamp();
+	served = (now - since) - (int64) (client_wait_us - client_wait_at[id]);
 	pg_atomic_fetch_add_u64(&gate->auto_done, 1);
-	pg_atomic_fetch_add_u64(&gate->auto_service_us,
-							now > since ? (uint64) (now - since) : 0);
+	pg_atomic_fetch_add_u64(&gate->auto_service_us, Max(served, 0));
 }
 
 /*

@@ -108,6 +108,7 @@ pcc_release_all(bool at_exit)
 	list_free_deep(statement_slots);
 	statement_slots = NIL;
 	transaction_gate = PCC_NO_GATE;
+	pcc_auto_transaction_ends();
 	transaction_admitted = false;
 	if (pcc_shared == NULL || MyProc == NULL)
 		return;
@@ -166,6 +167,7 @@ pcc_mark_held(PccBackend *me, PccGateId id, TimestampTz admitted_at)
 {
 	me->held_since[id] = GetCurrentStatementStartTimestamp();
 	me->served_since[id] = admitted_at;
+	pcc_auto_slot_taken(id);
 	pg_atomic_fetch_or_u32(&me->held, 1U << id);
 }
 
@@ -353,6 +355,8 @@ pcc_planner(Query *parse, const char *query_string, int cursorOptions,
 static void
 pcc_ExecutorStart(QueryDesc *queryDesc, int eflags)
 {
+	if (nesting_level == 0)
+		pcc_auto_statement_begins();
 	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) == 0 && pcc_gating_applies())
 		pcc_admit_statement(queryDesc);
 
@@ -362,11 +366,16 @@ pcc_ExecutorStart(QueryDesc *queryDesc, int eflags)
 		standard_ExecutorStart(queryDesc, eflags);
 }
 
-/* ExecutorRun_hook: what runs inside is nested. */
+/*
+ * ExecutorRun_hook: what runs inside is nested.  A top-level run (an
+ * Execute or FETCH of an open portal, too) is a statement's work.
+ */
 static void
 pcc_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction, uint64 count,
 				bool execute_once)
 {
+	if (nesting_level == 0)
+		pcc_auto_statement_begins();
 	nesting_level++;
 	PG_TRY();
 	{
@@ -380,6 +389,8 @@ pcc_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction, uint64 count,
 		nesting_level--;
 	}
 	PG_END_TRY();
+	if (nesting_level == 0)
+		pcc_auto_statement_ends();
 }
 
 /* ExecutorFinish_hook: AFTER triggers are nested too. */
@@ -467,6 +478,8 @@ pcc_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	bool		top = context == PROCESS_UTILITY_TOPLEVEL && nesting_level == 0;
 	volatile bool nested = !(top && pcc_utility_runs_query(stmt));
 
+	if (top)
+		pcc_auto_statement_begins();
 	if (top && IsA(stmt, TransactionStmt))
 		pcc_transaction_statement((TransactionStmt *) stmt);
 
@@ -487,6 +500,8 @@ pcc_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 			nesting_level--;
 	}
 	PG_END_TRY();
+	if (top)
+		pcc_auto_statement_ends();
 }
 
 /* Transaction end releases the transaction's and its statements' slots. */

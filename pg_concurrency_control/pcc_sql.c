@@ -346,8 +346,8 @@ pg_concurrency_control_check(PG_FUNCTION_ARGS)
  * In step i the model serves up to knee[i] holders at once in unloaded_ms[i]
  * each; more holders share that capacity, so their service time grows in
  * proportion, and there are always more sessions waiting.  Each holder
- * also spends client_ms outside the server (its client's round trips),
- * which more holders overlap.
+ * also spends client_ms of its hold waiting for its client, loading
+ * nothing; the controller's service time leaves that out, as it does live.
  */
 Datum
 pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
@@ -404,6 +404,7 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 		Datum		values[SIMULATE_COLS];
 		bool		nulls[SIMULATE_COLS] = {0};
 		double		service_us;
+		double		at_server;
 		double		done;
 
 		if (base_ms <= 0 || capacity < 1)
@@ -411,8 +412,11 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("step %d: unloaded_ms must be positive and knee at least 1",
 							step + 1)));
-		service_us = (client_ms + base_ms * Max(1.0, (double) limit / capacity)) * 1000.0;
-		done = rint(limit * interval_s * 1e6 / service_us);
+		/* past the knee, holders at the server share it */
+		at_server = limit * base_ms / (base_ms + client_ms);
+		service_us = 1000.0 * (at_server <= capacity ? base_ms :
+							   base_ms * limit / capacity - client_ms);
+		done = rint(limit * interval_s * 1e6 / (service_us + client_ms * 1000.0));
 		/* what this interval brought, added to what is not consumed yet */
 		s.seconds = pending.seconds + interval_s;
 		s.done = pending.done + (uint64) done;

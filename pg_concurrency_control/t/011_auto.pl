@@ -1,9 +1,10 @@
 # Adaptive limits (a limit GUC set to -1): the watchdog tunes the limit
 # from the service time of admitted work, within auto_min and auto_max.
 # Work that runs in parallel without slowing down (sleeps) takes the limit
-# to auto_max; work serialised on one row lock, whose service time grows
-# with every holder, keeps it low.  Switching back to a static limit and
-# to auto again works at reload.
+# to auto_max; so does work whose holders wait for their clients, waits
+# that service time leaves out.  Work serialised on one row lock, whose
+# service time grows with every holder, keeps it low.  Switching back to a
+# static limit and to auto again works at reload.
 use strict;
 use warnings;
 use FindBin;
@@ -75,6 +76,18 @@ ok($baseline >= 20 && $baseline < 200,
 	"sleep: the baseline is the service time of one transaction ($baseline ms)");
 ok($tput > 0, "sleep: throughput is shown ($tput/s)");
 no_problems($node, 'the sleep load');
+
+# --- holders waiting for their client (pgbench's \sleep, between
+# statements) load nothing: their service time leaves the wait out
+($late, $low, $high) = run_load('think',
+	"BEGIN;\nSELECT 1;\n\\sleep 20 ms\nSELECT 2;\nCOMMIT;\n", 6);
+is(median($late), 16, 'client think time: the limit reached auto_max');
+($baseline, $service) = split /\|/, $node->safe_psql('pccmon',
+	"SELECT round(baseline_ms::numeric, 1), round(service_ms::numeric, 1)"
+	  . " FROM pg_concurrency_control WHERE gate = 'transaction'");
+ok($service < 10 && $baseline < 10,
+	"client think time: service time ($service ms) and baseline ($baseline ms) leave out the 20 ms wait");
+no_problems($node, 'the think-time load');
 
 # --- work serialised on one row: every holder slows the others down
 ($late, $low, $high) = run_load('hot',
