@@ -42,7 +42,7 @@ p=$(grep -cE '^ok [0-9]+' "$LOG")
 f=$(grep -cE '^not ok [0-9]+' "$LOG")
 # a script that dies without reporting counts as one failure
 d=$(grep -cE 'Parse errors|No subtests run' "$LOG")
-grep -E '^(not )?ok [0-9]+|^t/.*\.pl|^# +(Failed|at )' "$LOG"
+grep -E '^(not )?ok [0-9]+|^t/.*\.pl|^# +(Failed|at |got:|expected:)' "$LOG"
 if [ "$f" -gt 0 ] || [ "$d" -gt 0 ]; then
 	sed -n '/Test Summary Report/,$p' "$LOG"
 	for l in "$WORK"/ext/tmp_check/log/*.log; do echo "== $l"; tail -30 "$l"; done 2>/dev/null | tail -200
