@@ -60,6 +60,7 @@ trap 'exit 130' INT TERM
 cat >>"$DIR/data/postgresql.conf" <<EOC
 max_connections = $((max_conns + 64))
 shared_buffers = 1GB
+huge_pages = try
 fsync = off
 synchronous_commit = off
 include_if_exists = 'limits.conf'
@@ -73,7 +74,9 @@ set_limits() {
 	$PSQL -c 'SELECT pg_reload_conf()' >/dev/null
 }
 write_limits 64
+reserve_huge_pages $((max_conns + 64)) >"$OUT/huge_pages.txt"
 cluster_start module
+check_huge_pages | tee -a "$OUT/huge_pages.txt" >&2
 runuser -u postgres -- "$PG_BINDIR/pgbench" -h "$DIR" -p "$PCC_PORT" -i -s "$SCALE" -q postgres >/dev/null 2>&1
 $PSQL -c 'CREATE EXTENSION pg_concurrency_control'
 

@@ -66,11 +66,9 @@ mkdir -p "$OUT"
 CSV="$OUT/results.csv"
 BOUNCER_PORT=56432
 BOUNCER_PID=""
-HUGEPAGES_BEFORE=$(cat /proc/sys/vm/nr_hugepages)
 cleanup() {
 	[ -n "$BOUNCER_PID" ] && kill "$BOUNCER_PID" 2>/dev/null || true
 	cluster_destroy
-	echo "$HUGEPAGES_BEFORE" >/proc/sys/vm/nr_hugepages 2>/dev/null || true
 }
 trap cleanup EXIT
 trap 'echo interrupted >&2; exit 130' INT TERM
@@ -81,7 +79,6 @@ ulimit -n "$fd_limit"
 mem_avail_mb=$(awk '/MemAvailable/ {print int($2/1024)}' /proc/meminfo)
 shared_buffers_mb=$(( mem_avail_mb / 8 > 4096 ? 4096 : mem_avail_mb / 8 ))
 
-hugepage_kb=$(awk '/Hugepagesize/ {print $2}' /proc/meminfo)
 cluster_create pcc-run 55499
 DIR=$PCC_DIR PORT=$PCC_PORT
 server_conf() {	# max_connections
@@ -101,33 +98,6 @@ EOC
 write_conf() {	# max_connections
 	server_conf "$1" >"$DIR/data/postgresql.auto.conf"
 	chown postgres "$DIR/data/postgresql.auto.conf"
-}
-
-# Huge pages, where the kernel gives them: without them every backend needs
-# page tables for all of shared memory (~2 MB per GB).  Shared memory grows
-# with max_connections, so the pool is sized for the configuration just
-# written, with the module loaded, as the server itself computes it; a pool
-# too small makes huge_pages = try fall back silently to 4 kB pages.
-reserve_huge_pages() {	# max_connections (for the message)
-	[ -n "$hugepage_kb" ] || return 0
-	cluster_ctl -m fast stop >/dev/null 2>&1 || true
-	echo "shared_preload_libraries = 'pg_concurrency_control'" >"$DIR/data/preload.conf"
-	chown postgres "$DIR/data/preload.conf"
-	local need
-	need=$(runuser -u postgres -- "$PG_BINDIR/postgres" -D "$DIR/data" -C shared_memory_size_in_huge_pages)
-	if [ $(( need + 8 )) -gt "$(cat /proc/sys/vm/nr_hugepages)" ]; then
-		echo $(( need + 8 )) >/proc/sys/vm/nr_hugepages 2>/dev/null || true
-	fi
-	echo "huge pages for $1 connections: $need needed, $(cat /proc/sys/vm/nr_hugepages) reserved"
-}
-
-# Warn when the server just started does not use huge pages after all.
-check_huge_pages() {
-	[ -n "$hugepage_kb" ] || return 0
-	if awk '/HugePages_Total/ {t = $2} /HugePages_Free/ {f = $2} /HugePages_Rsvd/ {r = $2}
-		END {exit !(t > 0 && f - r == t)}' /proc/meminfo; then
-		echo "   warning: the server runs without huge pages" | tee -a "$OUT/capacity.txt" >&2
-	fi
 }
 
 # Probe: memory per backend (PSS) under this workload with 64 connections.
@@ -160,7 +130,7 @@ STEPS=${STEPS# }
 max_step=${STEPS##* }
 {
 	echo "machine: $(nproc) CPUs, ${mem_avail_mb} MB available, open-files hard limit $fd_limit"
-	echo "huge pages: $(awk '/HugePages_Total/ {print $2}' /proc/meminfo) of ${hugepage_kb} kB"
+	echo "huge pages: $(awk '/HugePages_Total/ {print $2}' /proc/meminfo) of ${HUGEPAGE_KB} kB"
 	[ -z "$probe_pages" ] || echo "$probe_pages (the probe)"
 	echo "backend memory (private + page tables, measured at 64 connections): ~${per_backend_mb} MB"
 	echo "capacity: $cap connections (memory $cap_mem, file descriptors $cap_fd)"
@@ -211,7 +181,7 @@ run_step() {	# target protocol clients
 			-c 'SELECT pg_reload_conf()' >/dev/null ;;
 	*) cluster_start native ;;
 	esac
-	check_huge_pages
+	check_huge_pages | tee -a "$OUT/capacity.txt" >&2
 	$PSQL -c 'VACUUM FREEZE' -c 'CHECKPOINT'
 	local wait_close=""
 	if [ "$target" = pgbouncer ]; then start_bouncer; port=$BOUNCER_PORT; wait_close=--no-wait-close; fi

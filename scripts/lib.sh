@@ -67,6 +67,38 @@ cluster_destroy() {
 	[ -n "${PCC_DIR:-}" ] || return 0
 	cluster_ctl -m immediate stop >/dev/null 2>&1 || true
 	rm -rf "$PCC_DIR"
+	echo "$HUGEPAGES_BEFORE" >/proc/sys/vm/nr_hugepages 2>/dev/null || true
+}
+
+# Huge pages, where the kernel gives them: without them every backend needs
+# page tables for all of shared memory (~2 MB per GB), and faults in every
+# page it touches, which on some VMs costs more than the work.  Shared
+# memory grows with max_connections, so the pool is sized for the
+# configuration just written, with the module loaded, as the server itself
+# computes it; a pool too small makes huge_pages = try fall back silently
+# to 4 kB pages.  cluster_destroy gives the pool back.
+HUGEPAGE_KB=$(awk '/Hugepagesize/ {print $2}' /proc/meminfo)
+HUGEPAGES_BEFORE=$(cat /proc/sys/vm/nr_hugepages)
+reserve_huge_pages() {	# max_connections (for the message)
+	[ -n "$HUGEPAGE_KB" ] || return 0
+	cluster_ctl -m fast stop >/dev/null 2>&1 || true
+	echo "shared_preload_libraries = 'pg_concurrency_control'" >"$PCC_DIR/data/preload.conf"
+	chown postgres "$PCC_DIR/data/preload.conf"
+	local need
+	need=$(runuser -u postgres -- "$PG_BINDIR/postgres" -D "$PCC_DIR/data" -C shared_memory_size_in_huge_pages)
+	if [ $(( need + 8 )) -gt "$(cat /proc/sys/vm/nr_hugepages)" ]; then
+		echo $(( need + 8 )) >/proc/sys/vm/nr_hugepages 2>/dev/null || true
+	fi
+	echo "huge pages for $1 connections: $need needed, $(cat /proc/sys/vm/nr_hugepages) reserved"
+}
+
+# A warning when the server just started does not use huge pages after all.
+check_huge_pages() {
+	[ -n "$HUGEPAGE_KB" ] || return 0
+	if awk '/HugePages_Total/ {t = $2} /HugePages_Free/ {f = $2} /HugePages_Rsvd/ {r = $2}
+		END {exit !(t > 0 && f - r == t)}' /proc/meminfo; then
+		echo "   warning: the server runs without huge pages"
+	fi
 }
 
 # The start of every benchmark script: root, packages (the common ones and

@@ -85,8 +85,10 @@ for my $gate (sort keys %cases)
 	send_sql($s[1], $wait);
 	ok(wait_gate($node, $gate, 'waiting', 1), "$gate: second statement waits");
 	$locker->query_safe('SELECT pg_advisory_unlock(7)');
-	finish($s[0]);
+	# the waiter first: finish() runs a SELECT, which would queue for the
+	# query slot behind the waiter
 	my ($out, $err) = finish($s[1]);
+	finish($s[0]);
 	is($err, '', "$gate: waiter ran once the holder finished");
 	is(gate_value($node, $gate, 'running || \'/\' || waiting || \'/\' || queued'),
 		'0/0/1', "$gate: counters exact");
