@@ -16,7 +16,7 @@ CREATE FUNCTION steps(n int, v int) RETURNS int[]
 LANGUAGE sql AS 'SELECT array_fill(v, ARRAY[n])';
 
 -- It starts with a probe at auto_min (measuring the unloaded service time),
--- then settles past the knee where service time is 2-2.5x the unloaded
+-- then settles past the knee where service time is 3-4x the unloaded
 -- one: full throughput, well under the factor a static 64 costs (8x here).
 SELECT step, lim, probing FROM pcc_sim(steps(5, 1.0), steps(5, 8)) WHERE step <= 2;
 SELECT min(lim) AS low, max(lim) AS high,
