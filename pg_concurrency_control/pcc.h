@@ -137,6 +137,11 @@ typedef struct PccAutoState
 	TimestampTz probe_ended;	/* when the last probe ended */
 	double		probe_saved_limit;	/* limit to restore after the probe */
 	uint64		steps;			/* intervals evaluated */
+	TimestampTz measured_at;	/* when service_us was last measured */
+	double		floor_us;		/* lowest baseline of this floor window */
+	double		floor_prev_us;	/* and of the window before */
+	TimestampTz floor_since;	/* start of this floor window */
+	bool		yielding;		/* shrinking for other gates' work */
 } PccAutoState;
 
 /* What an interval brought: the input of one controller step. */
@@ -147,6 +152,7 @@ typedef struct PccAutoSample
 	double		seconds;		/* length of the interval */
 	uint32		running;		/* slots in use now */
 	bool		saturated;		/* waiters queued, or every slot in use */
+	bool		yield;			/* other gates' work suffers: shrink */
 } PccAutoSample;
 
 /* One gate: a counting semaphore with a wait queue. */

@@ -23,6 +23,16 @@
  * and when service time doubles or halves at a steady limit (the work
  * changed).
  *
+ * Each gate's controller sees only its own work's slowdown, and a burst
+ * of big queries slows the other gates' work more than its own.  So the
+ * bigquery gate, when auto, yields: while the work of another auto gate
+ * runs past that gate's band, or that gate's baseline has risen to
+ * SHIFT_FACTOR times the lowest of the last FLOOR_WINDOW_MS or two
+ * (something else loads the server), its limit shrinks by a step every
+ * interval and never grows.  The price falls on big queries alone: after
+ * a real change of the other work, they stay held down until the old
+ * floor is forgotten.
+ *
  * The controller's state is written only by the watchdog (or, for the
  * simulation function, in local memory); the status function reads it
  * racily.
@@ -68,6 +78,12 @@
 /* Least time between the end of a probe and a probe for a shift. */
 #define PROBE_GAP_MS		1000
 
+/* A baseline's floor remembers the lowest of this window and the last. */
+#define FLOOR_WINDOW_MS		30000
+
+/* Another gate's measurement older than this is stale once it is idle. */
+#define FRESH_MS			1000
+
 static double
 clamp_limit(double limit, uint32 min, uint32 max)
 {
@@ -94,6 +110,26 @@ pcc_auto_start(PccAutoState *st, uint32 limit, uint32 min, uint32 max,
 	memset(st, 0, sizeof(*st));
 	st->limit = clamp_limit(limit, min, max);
 	start_probe(st, min, now);
+}
+
+/* A new baseline; the floor keeps the lowest of the last window or two. */
+static void
+set_baseline(PccAutoState *st, double us, TimestampTz now)
+{
+	st->baseline_us = us;
+	if (st->floor_since != 0 &&
+		!TimestampDifferenceExceeds(st->floor_since, now, FLOOR_WINDOW_MS))
+		st->floor_us = Min(st->floor_us, us);
+	else
+	{
+		bool		last_window = st->floor_since != 0 &&
+			!TimestampDifferenceExceeds(st->floor_since, now,
+										2 * FLOOR_WINDOW_MS);
+
+		st->floor_prev_us = last_window ? st->floor_us : us;
+		st->floor_us = us;
+		st->floor_since = now;
+	}
 }
 
 static void
@@ -129,6 +165,19 @@ adjust_limit(PccAutoState *st, const PccAutoSample *s, uint32 min, uint32 max)
 }
 
 /*
+ * Other gates' work suffers: shrink by a step, samples or not.  A probe
+ * under way keeps the limit at auto_min; the limit it restores shrinks.
+ */
+static void
+yield_step(PccAutoState *st, uint32 min, uint32 max)
+{
+	double	   *limit = st->probe_since != 0 ? &st->probe_saved_limit : &st->limit;
+
+	*limit = clamp_limit(*limit - Max(1.0, *limit * STEP_FRACTION), min, max);
+	st->grew = false;
+}
+
+/*
  * Has the work itself changed?  Service time jumping up at a limit that
  * did not grow, or falling by as much, means the baseline is stale: probe
  * now rather than at the next periodic probe, but not more than once per
@@ -161,6 +210,9 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 	if (st->probe_since != 0 &&
 		TimestampDifferenceExceeds(st->probe_since, now, PROBE_MAX_MS))
 		end_probe(st, min, max, now);	/* never drained: give up */
+	st->yielding = s->yield;
+	if (s->yield)
+		yield_step(st, min, max);
 	if (s->done < MIN_SAMPLES)
 		return false;
 
@@ -171,11 +223,12 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 	st->throughput = s->seconds > 0 ? s->done / s->seconds : 0;
 	st->drained = s->running <= min;
 	st->steps++;
+	st->measured_at = now;
 	if (st->probe_since != 0)
 	{
 		if (drained)
 		{
-			st->baseline_us = service_us;
+			set_baseline(st, service_us, now);
 			end_probe(st, min, max, now);
 		}
 		return true;
@@ -187,8 +240,9 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 	}
 	if (st->baseline_us <= 0 || service_us < st->baseline_us ||
 		(drained && st->limit <= min))
-		st->baseline_us = service_us;
-	adjust_limit(st, s, min, max);
+		set_baseline(st, service_us, now);
+	if (!s->yield)
+		adjust_limit(st, s, min, max);
 	/* a limit that binds nobody needs no fresh baseline */
 	if (now >= st->next_probe && s->saturated)
 		start_probe(st, min, now);
@@ -285,6 +339,40 @@ pcc_auto_switch_on(PccGateId id)
 }
 
 /*
+ * Does the work of gate id suffer now: running past its band, or its
+ * unloaded work slowed to SHIFT_FACTOR times its floor?  An old
+ * measurement still counts while holders are at work (too slow to
+ * complete a sample), not once the gate is idle.
+ */
+static bool
+work_suffers(PccGateId id, TimestampTz now)
+{
+	PccGate    *gate = pcc_gate(id);
+	const PccAutoState *st = &gate->auto_state;
+	double		floor_us = Min(st->floor_us, st->floor_prev_us);
+
+	if (st->baseline_us <= 0 ||
+		(TimestampDifferenceExceeds(st->measured_at, now, FRESH_MS) &&
+		 pcc_state_running(pg_atomic_read_u64(&gate->state)) == 0))
+		return false;
+	return (st->probe_since == 0 &&
+			st->service_us > SHRINK_ABOVE * st->baseline_us) ||
+		st->baseline_us > SHIFT_FACTOR * floor_us;
+}
+
+/* Big queries yield while the work of another auto gate suffers. */
+static bool
+bigquery_must_yield(TimestampTz now)
+{
+	for (int id = 0; id < PCC_NUM_GATES; id++)
+		if (id != PCC_GATE_BIGQUERY &&
+			pg_atomic_read_u32(&pcc_gate(id)->auto_on) != 0 &&
+			work_suffers(id, now))
+			return true;
+	return false;
+}
+
+/*
  * The watchdog's turn on gate id: start the controller when the gate went
  * auto, step it when an interval has passed, publish the new limit and
  * admit waiters if it grew.
@@ -321,6 +409,7 @@ pcc_auto_tick(PccGateId id, TimestampTz now)
 		s.seconds = (now - gate->auto_seen_at) / 1000000.0;
 		s.running = pcc_state_running(state);
 		s.saturated = pcc_state_waiting(state) > 0 || s.running >= published;
+		s.yield = id == PCC_GATE_BIGQUERY && bigquery_must_yield(now);
 		consumed = pcc_auto_step(st, &s, min, max, now);
 	}
 	if (consumed)

@@ -27,7 +27,8 @@ PG_FUNCTION_INFO_V1(pg_concurrency_control_reset);
 PG_FUNCTION_INFO_V1(pg_concurrency_control_check);
 PG_FUNCTION_INFO_V1(pg_concurrency_control_auto_simulate);
 
-#define STATUS_COLS		21
+#define STATUS_COLS		22
+#define STATUS_COLS_V1_3	21
 #define STATUS_COLS_V1_2	17
 #define STATUS_COLS_V1_0	15
 #define BACKENDS_COLS	7
@@ -127,7 +128,7 @@ snapshot_gate(PccGateId id, GateSnapshot *s)
 	SpinLockRelease(&gate->mutex);
 }
 
-/* The controller's inputs, NULL unless the gate is auto and has run. */
+/* The controller's inputs and verdict, NULL unless the gate is auto and has run. */
 static void
 put_auto_inputs(const GateSnapshot *s, Datum *values, bool *nulls)
 {
@@ -137,12 +138,13 @@ put_auto_inputs(const GateSnapshot *s, Datum *values, bool *nulls)
 	values[0] = Float8GetDatum(st->baseline_us / 1000.0);
 	values[1] = Float8GetDatum(st->service_us / 1000.0);
 	values[2] = Float8GetDatum(st->throughput);
-	nulls[0] = nulls[1] = nulls[2] = none;
+	values[3] = BoolGetDatum(st->yielding);
+	nulls[0] = nulls[1] = nulls[2] = nulls[3] = none;
 }
 
 /*
  * pg_concurrency_control_status(): one row per gate.  The definitions of
- * 1.0 and 1.2, with fewer columns, are served too.
+ * 1.0, 1.2 and 1.3, with fewer columns, are served too.
  */
 Datum
 pg_concurrency_control_status(PG_FUNCTION_ARGS)
@@ -153,8 +155,8 @@ pg_concurrency_control_status(PG_FUNCTION_ARGS)
 	pcc_require_shared();
 	InitMaterializedSRF(fcinfo, 0);
 	natts = rsinfo->setDesc->natts;
-	if (natts != STATUS_COLS && natts != STATUS_COLS_V1_2 &&
-		natts != STATUS_COLS_V1_0)
+	if (natts != STATUS_COLS && natts != STATUS_COLS_V1_3 &&
+		natts != STATUS_COLS_V1_2 && natts != STATUS_COLS_V1_0)
 		elog(ERROR, "incorrect number of output arguments");
 
 	for (int id = 0; id < PCC_NUM_SLOTS; id++)
@@ -187,7 +189,7 @@ pg_concurrency_control_status(PG_FUNCTION_ARGS)
 		values[i++] = Int64GetDatum((int64) s.resumed);
 		values[i++] = BoolGetDatum(s.auto_on);
 		put_auto_inputs(&s, values + i, nulls + i);
-		i += 3;
+		i += 4;
 		i = Min(i, natts);
 		Assert(i == natts);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
@@ -423,6 +425,7 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 		s.service_us = pending.service_us + service_us * done;
 		s.running = limit;
 		s.saturated = true;
+		s.yield = false;
 		now += (TimestampTz) PCC_AUTO_INTERVAL_MS * 1000;
 		if (pcc_auto_step(&st, &s, (uint32) auto_min, (uint32) auto_max, now))
 			memset(&pending, 0, sizeof(pending));
