@@ -81,7 +81,7 @@
 /* A baseline's floor remembers the lowest of this window and the last. */
 #define FLOOR_WINDOW_MS		30000
 
-/* Another gate's measurement older than this is stale once it is idle. */
+/* Another gate's measurement older than this is stale unless it has waiters. */
 #define FRESH_MS			1000
 
 static double
@@ -341,8 +341,9 @@ pcc_auto_switch_on(PccGateId id)
 /*
  * Does the work of gate id suffer now: running past its band, or its
  * unloaded work slowed to SHIFT_FACTOR times its floor?  An old
- * measurement still counts while holders are at work (too slow to
- * complete a sample), not once the gate is idle.
+ * measurement still counts while sessions queue for the gate (its holders
+ * too slow to complete a sample), not once nobody waits: holders idle in
+ * transaction would otherwise keep the last verdict forever.
  */
 static bool
 work_suffers(PccGateId id, TimestampTz now)
@@ -353,7 +354,7 @@ work_suffers(PccGateId id, TimestampTz now)
 
 	if (st->baseline_us <= 0 ||
 		(TimestampDifferenceExceeds(st->measured_at, now, FRESH_MS) &&
-		 pcc_state_running(pg_atomic_read_u64(&gate->state)) == 0))
+		 pcc_state_waiting(pg_atomic_read_u64(&gate->state)) == 0))
 		return false;
 	return (st->probe_since == 0 &&
 			st->service_us > SHRINK_ABOVE * st->baseline_us) ||

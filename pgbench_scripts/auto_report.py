@@ -9,6 +9,7 @@ from collections import defaultdict
 
 SKIP_S = 3.0          # seconds at the start of a phase left out
 AUTO_MIN = 2          # auto_sweep.sh leaves auto_min at its default
+SHIFT_RUNS = ('shift-', 'burst-', 'grow-')  # auto throughout, a shift in the middle
 GATE = {'tpcb': 'transaction', 'simple-update': 'transaction',
         'select-only': 'query', 'partition-mix': 'autocommit'}
 
@@ -70,29 +71,42 @@ def main(out):
     runs = defaultdict(list)
     for p in phases:
         runs[p['run']].append(p)
-    sweep = [r for r in runs if not r.startswith(('shift-', 'burst-'))]
-    print('| workload | connections | ' +
-          ' | '.join(f'static {p["phase"]}' for p in runs[sweep[0]][:-1]) +
-          ' | auto | auto / best static | auto limit (median, range) |')
-    print('|---|---|' + '---|' * (len(runs[sweep[0]]) + 2))
-    for run in sweep:
-        ps = runs[run]
-        prog = progress(out, run)
-        tps = [phase_tps(prog, float(p['start']), float(p['end'])) for p in ps]
-        best = max(tps[:-1])
-        gate = GATE.get(ps[0]['workload'], 'transaction')
-        a = ps[-1]
-        auto_limit = limit_summary(lim[gate], float(a['start']) + SKIP_S, float(a['end']))
-        cells = ' | '.join(f'**{t:.0f}**' if t == best else f'{t:.0f}' for t in tps[:-1])
-        print(f'| {ps[0]["workload"]} | {ps[0]["conns"]} | {cells} | {tps[-1]:.0f} | '
-              f'{tps[-1] / best:.2f} | {auto_limit} |')
-    print()
-    print('Static limit phases run first, in the order shown; the auto phase comes last and')
-    print('starts from the last static limit, so its TPS includes the controller finding its')
-    print('limit (a first probe at auto_min, then the climb or descent).')
+    sweep = [r for r in runs if not r.startswith(SHIFT_RUNS)]
+    if sweep:
+        sweep_table(out, runs, sweep, lim)
     shifts(out, runs, sampled)
     for run, ps in runs.items():
         plot(out, run, ps, lim[GATE.get(ps[0]['workload'], 'transaction')])
+
+
+def sweep_table(out, runs, sweep, lim):
+    """Static limits against auto, one row per workload and connection count.
+    A setting that ran in several phases (--abba) shows the mean of their TPS."""
+    names = list(dict.fromkeys(p['phase'] for p in runs[sweep[0]] if p['phase'] != 'auto'))
+    print('| workload | connections | ' + ' | '.join(f'static {n}' for n in names) +
+          ' | auto | auto / best static | auto limit (median, range) |')
+    print('|---|---|' + '---|' * (len(names) + 3))
+    for run in sweep:
+        ps = runs[run]
+        prog = progress(out, run)
+        tps = defaultdict(list)
+        for p in ps:
+            tps[p['phase']].append(phase_tps(prog, float(p['start']), float(p['end'])))
+        static = [mean(tps[n]) for n in names]
+        best, auto = max(static), mean(tps['auto'])
+        gate = GATE.get(ps[0]['workload'], 'transaction')
+        seen = [l for p in ps if p['phase'] == 'auto' for e, l in lim[gate]
+                if float(p['start']) + SKIP_S <= e <= float(p['end'])]
+        auto_limit = f'{median(seen)} ({min(seen)}..{max(seen)})' if seen else '-'
+        cells = ' | '.join(f'**{t:.0f}**' if t == best else f'{t:.0f}' for t in static)
+        print(f'| {ps[0]["workload"]} | {ps[0]["conns"]} | {cells} | {auto:.0f} | '
+              f'{auto / best:.2f} | {auto_limit} |')
+    print()
+    print('Phases run in the order ' + ', '.join(p['phase'] for p in runs[sweep[0]]) +
+          '; an auto phase starts')
+    print('from the limit before it, so its TPS includes the controller finding its limit')
+    print('(a first probe at auto_min, then the climb or descent). Where a setting ran twice')
+    print('(--abba: the second pass in reverse order), its TPS is the mean of both.')
 
 
 def reach_s(series, start, end):
@@ -112,13 +126,15 @@ def reach_s(series, start, end):
 
 def shifts(out, runs, sampled):
     """The shift and burst runs: TPS, limit and settling time per phase."""
-    rows = [(r, ps) for r, ps in runs.items() if r.startswith(('shift-', 'burst-'))]
+    rows = [(r, ps) for r, ps in runs.items() if r.startswith(SHIFT_RUNS)]
     if not rows:
         return
     lim = limits(sampled)
     print()
     print('Workload shifts (auto throughout; the middle phase hogs both CPUs from outside')
-    print('PostgreSQL, "hog", or adds 32 sessions of big queries, "big"). Reached: seconds')
+    print('PostgreSQL, "hog", adds 32 sessions of big queries, "big" (with the bigquery')
+    print('limit static at 8: "bigstatic"), or draws the accounts of a scale that outgrows')
+    print('shared_buffers, "wide"). Reached: seconds')
     print('from the phase start until the limit first comes within a quarter of its median')
     print("over the phase's second half (its new level), probes not counted.")
     print()

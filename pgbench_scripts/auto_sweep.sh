@@ -9,21 +9,31 @@
 # limits every 200 ms. With --shift, one more run holds auto for three
 # phases and hogs both CPUs from outside PostgreSQL in the middle one (a
 # noisy neighbour); with --burst, another adds a burst of big queries (32
-# sessions summing 20000 accounts each) in its middle phase: the limit over
-# time shows the controller follow.
+# sessions summing 20000 accounts each) in its second phase, and again in
+# its fourth with the bigquery limit static at its default of 8 (the
+# burst against an auto bigquery gate that yields, side by side); with --grow,
+# another runs TPC-B on a database of scale --grow-scale (150: twice
+# shared_buffers) whose accounts drawn widen from those of --scale to all
+# of them in its middle phase, a working set that outgrows shared_buffers
+# and shrinks again: the limit over time shows the controller follow.
+# --workloads "" runs only these. With --abba, every setting runs twice, the
+# second pass in reverse order (static 4 8 16 32, auto, auto, 32 16 8 4),
+# and the report takes the mean of both: a drift of the machine's speed
+# during the run then favours no setting.
 # Writes results/auto-<timestamp>/report.md, phases.csv, limits.csv and
 # limits-<workload>-<conns>.svg.
 #
 #   sudo pgbench_scripts/auto_sweep.sh --quick     64 and 1024, three workloads, 10 s phases, shift, burst
 #   options: --conns "64 256 1024" --workloads "tpcb select-only simple-update"
 #            --limits "4 8 16 32" --phase S (12) --scale N (10) --shift --burst
+#            --grow --grow-scale N (150) --abba
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/scripts/lib.sh"
 
 ARGS="$*"
 CONNS="64 1024" WORKLOADS="tpcb select-only simple-update" LIMITS="4 8 16 32"
-PHASE=12 SCALE=10 SHIFT=0 BURST=0
+PHASE=12 SCALE=10 SHIFT=0 BURST=0 GROW=0 GROW_SCALE=150 ABBA=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) PHASE=10 SHIFT=1 BURST=1 ;;
@@ -34,7 +44,10 @@ while [ $# -gt 0 ]; do
 	--scale) SCALE=$2; shift ;;
 	--shift) SHIFT=1 ;;
 	--burst) BURST=1 ;;
-	-h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+	--grow) GROW=1 ;;
+	--abba) ABBA=1 ;;
+	--grow-scale) GROW_SCALE=$2; shift ;;
+	-h|--help) sed -n '2,28p' "$0"; exit 0 ;;
 	*) echo "unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -65,12 +78,16 @@ fsync = off
 synchronous_commit = off
 include_if_exists = 'limits.conf'
 EOC
+# write_limits LIMIT [BIGQUERY]: every gate's limit, the bigquery gate's apart
 write_limits() {
-	gate_limits_conf "$1" fifo >"$DIR/data/limits.conf"
+	{
+		gate_limits_conf "$1" fifo
+		[ -z "${2:-}" ] || echo "pg_concurrency_control.bigquery_concurrency = $2"
+	} >"$DIR/data/limits.conf"
 	chown postgres "$DIR/data/limits.conf"
 }
 set_limits() {
-	write_limits "$1"
+	write_limits "$@"
 	$PSQL -c 'SELECT pg_reload_conf()' >/dev/null
 }
 write_limits 64
@@ -79,6 +96,11 @@ cluster_start module
 check_huge_pages | tee -a "$OUT/huge_pages.txt" >&2
 runuser -u postgres -- "$PG_BINDIR/pgbench" -h "$DIR" -p "$PCC_PORT" -i -s "$SCALE" -q postgres >/dev/null 2>&1
 $PSQL -c 'CREATE EXTENSION pg_concurrency_control'
+if [ "$GROW" = 1 ]; then
+	echo "== initialising the grow database at scale $GROW_SCALE" >&2
+	$PSQL -c 'CREATE DATABASE grow' >/dev/null
+	runuser -u postgres -- "$PG_BINDIR/pgbench" -h "$DIR" -p "$PCC_PORT" -i -s "$GROW_SCALE" -q grow >/dev/null 2>&1
+fi
 
 # limits.csv: epoch, gate, limit, running, waiting (every 200 ms)
 echo "epoch,gate,limit,running,waiting" >"$OUT/limits.csv"
@@ -92,13 +114,17 @@ SAMPLER=$!
 
 echo "run,workload,conns,phase,limit,start,end" >"$OUT/phases.csv"
 # run_phases RUN WORKLOAD CONNS SPEC...: one pccload run, one phase per SPEC
-# (a limit, "auto", "auto+hog" or "auto+big"), progress stamped with the epoch.
+# (a limit, "auto", "auto+hog", "auto+big", "auto+bigstatic" or "auto+wide"),
+# progress stamped
+# with the epoch. LOAD_ARGS are passed to pccload.
+LOAD_ARGS=""
 run_phases() {
 	local run=$1 workload=$2 conns=$3
 	shift 3
 	local n=$# log="$OUT/progress-$run.log"
+	# shellcheck disable=SC2086
 	"$ROOT/pgbench_scripts/pccload" -h "$DIR" -p "$PCC_PORT" -U postgres -c "$conns" -j 2 \
-		-T $((n * (PHASE + 30) + 60)) -P 1 -w "$workload" -M prepared -s "$SCALE" -L "$run" \
+		-T $((n * (PHASE + 30) + 60)) -P 1 -w "$workload" -M prepared -s "$SCALE" -L "$run" $LOAD_ARGS \
 		>"$OUT/pccload-$run.txt" 2> >(while read -r l; do echo "$(date +%s.%N) $l"; done >"$log") &
 	BENCH=$!
 	until grep -q steady "$log" 2>/dev/null; do
@@ -108,10 +134,13 @@ run_phases() {
 	for spec in "$@"; do
 		local limit=${spec%+*} start end
 		[ "$limit" = auto ] && limit=-1
-		set_limits "$limit"
+		if [ "$spec" = auto+bigstatic ]; then set_limits "$limit" 8; else set_limits "$limit"; fi
+		case $LOAD_ARGS in
+		*--wide-scale*) [ "${spec#*+}" = wide ] && kill -USR1 $BENCH || kill -USR2 $BENCH ;;
+		esac
 		case $spec in
 		*+hog) for _ in 1 2; do timeout "$PHASE" sh -c 'while :; do :; done' & HOGS="$HOGS $!"; done ;;
-		*+big) timeout $((PHASE + 30)) "$ROOT/pgbench_scripts/pccload" -h "$DIR" -p "$PCC_PORT" -U postgres \
+		*+big|*+bigstatic) timeout $((PHASE + 30)) "$ROOT/pgbench_scripts/pccload" -h "$DIR" -p "$PCC_PORT" -U postgres \
 				-c 32 -j 1 -T $((PHASE > 2 ? PHASE - 1 : 1)) -P 0 -w bigsql -M prepared -s "$SCALE" --no-wait-close \
 				>"$OUT/pccload-$run-big.txt" 2>&1 & HOGS="$HOGS $!" ;;
 		esac
@@ -126,11 +155,18 @@ run_phases() {
 	BENCH="" HOGS=""
 }
 
+SPECS="$LIMITS auto"
+if [ "$ABBA" = 1 ]; then
+	SPECS="$SPECS auto"
+	for l in $LIMITS; do REVERSED="$l ${REVERSED:-}"; done
+	SPECS="$SPECS $REVERSED"
+fi
 for conns in $CONNS; do
 	for workload in $WORKLOADS; do
-		echo "== $workload, $conns connections: static $LIMITS, then auto" >&2
+		echo "== $workload, $conns connections: $SPECS" >&2
 		$PSQL -c 'VACUUM FREEZE' -c 'CHECKPOINT' >/dev/null
-		run_phases "$workload-$conns" "$workload" "$conns" $LIMITS auto
+		# shellcheck disable=SC2086
+		run_phases "$workload-$conns" "$workload" "$conns" $SPECS
 	done
 done
 if [ "$SHIFT" = 1 ]; then
@@ -140,8 +176,15 @@ if [ "$SHIFT" = 1 ]; then
 fi
 if [ "$BURST" = 1 ]; then
 	conns=${CONNS##* }
-	echo "== burst: tpcb, $conns connections, auto; 32 big queries at a time in the middle phase" >&2
-	run_phases "burst-$conns" tpcb "$conns" auto auto+big auto
+	echo "== burst: tpcb, $conns connections, auto; 32 big queries at a time in phases 2 and 4 (4: bigquery static 8)" >&2
+	run_phases "burst-$conns" tpcb "$conns" auto auto+big auto auto+bigstatic auto
+fi
+if [ "$GROW" = 1 ]; then
+	conns=${CONNS##* }
+	echo "== grow: tpcb, $conns connections, auto; the accounts of scale $GROW_SCALE in the middle phase" >&2
+	LOAD_ARGS="-d grow --wide-scale $GROW_SCALE"
+	run_phases "grow-$conns" tpcb "$conns" auto auto+wide auto
+	LOAD_ARGS=""
 fi
 kill $SAMPLER 2>/dev/null || true
 SAMPLER=""

@@ -11,6 +11,9 @@
  * disconnect-all (until the server has no session of ours left).
  * Latencies per transaction and per statement come from log-bucketed
  * histograms of constant size; errors are counted by SQLSTATE.
+ * With --wide-scale N, SIGUSR1 makes the accounts drawn range over those
+ * of scale N (branches and tellers stay), SIGUSR2 narrows them back: a
+ * working set that outgrows memory and shrinks again, mid-run.
  *
  *   pccload -h /tmp -p 5432 -U postgres -c 1024 -T 60 -w tpcb -M prepared
  */
@@ -18,6 +21,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -178,6 +182,7 @@ static struct
 	int			progress;
 	int			connect_inflight;	/* concurrent connection attempts per thread */
 	int			scale;
+	int			wide_scale;		/* accounts' scale after SIGUSR1, 0 if none */
 	bool		prepared;
 	const Script *script;
 	const char *csv;
@@ -185,11 +190,12 @@ static struct
 	const char *label;
 	bool		wait_close;		/* count the close until the server has none left */
 	bool		reconnect;		/* reopen connections lost while running */
-} opt = {NULL, 64, 0, 60, 5, 16, 0, true, &scripts[0], NULL, NULL, "", true, false};
+} opt = {NULL, 64, 0, 60, 5, 16, 0, 0, true, &scripts[0], NULL, NULL, "", true, false};
 
 static _Atomic int phase = PH_CONNECT;
 static _Atomic int connected = 0;
 static _Atomic int finished = 0;	/* connections past their last txn */
+static volatile sig_atomic_t accounts_scale;	/* the scale aid ranges over */
 
 static uint64_t
 now_us(void)
@@ -424,7 +430,7 @@ send_statement(Thread *t, Conn *c)
 static void
 start_transaction(Thread *t, Conn *c)
 {
-	int			naccounts = opt.scale * 100000;
+	int			naccounts = accounts_scale * 100000;
 
 	if (atomic_load(&phase) == PH_CONNECT)
 	{
@@ -687,7 +693,9 @@ usage(void)
 			"  --json FILE write the result as JSON\n"
 			"  --no-wait-close  time the close on the client only (behind a pooler,\n"
 			"              whose server sessions outlive the clients)\n"
-			"  --reconnect reopen connections the server closes while running\n");
+			"  --reconnect reopen connections the server closes while running\n"
+			"  --wide-scale N  SIGUSR1 draws accounts from scale N, SIGUSR2 from\n"
+			"              the scale again (a working set that grows and shrinks)\n");
 	exit(2);
 }
 
@@ -701,6 +709,7 @@ parse_args(int argc, char **argv)
 		{"json", required_argument, NULL, 2},
 		{"no-wait-close", no_argument, NULL, 3},
 		{"reconnect", no_argument, NULL, 4},
+		{"wide-scale", required_argument, NULL, 5},
 		{NULL, 0, NULL, 0}
 	};
 	int			ch;
@@ -724,6 +733,7 @@ parse_args(int argc, char **argv)
 			case 2: opt.json = optarg; break;
 			case 3: opt.wait_close = false; break;
 			case 4: opt.reconnect = true; break;
+			case 5: opt.wide_scale = atoi(optarg); break;
 			case 'M':
 				if (strcmp(optarg, "prepared") != 0 && strcmp(optarg, "simple") != 0)
 					usage();
@@ -769,6 +779,28 @@ read_scale(PGconn *mon)
 	}
 	opt.scale = atoi(PQgetvalue(r, 0, 0));
 	PQclear(r);
+}
+
+/* SIGUSR1 and SIGUSR2 (--wide-scale): widen or narrow the accounts drawn. */
+static void
+on_scale_signal(int sig)
+{
+	accounts_scale = sig == SIGUSR1 ? opt.wide_scale : opt.scale;
+}
+
+static void
+install_scale_signals(void)
+{
+	struct sigaction sa;
+
+	accounts_scale = opt.scale;
+	if (opt.wide_scale <= 0)
+		return;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_scale_signal;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGUSR2, &sa, NULL);
 }
 
 typedef struct Result
@@ -955,6 +987,7 @@ main(int argc, char **argv)
 	}
 	PQexec(mon, "SET application_name = 'pccload monitor'");
 	read_scale(mon);
+	install_scale_signals();
 
 	th = calloc(opt.threads, sizeof(Thread));
 	for (int i = 0; i < opt.threads; i++)
