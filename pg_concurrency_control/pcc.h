@@ -142,6 +142,18 @@ typedef struct PccAutoState
 	double		floor_prev_us;	/* and of the window before */
 	TimestampTz floor_since;	/* start of this floor window */
 	bool		yielding;		/* shrinking for other gates' work */
+	double		ceiling;		/* growth stops here, per the last trials */
+	TimestampTz next_trial;		/* when to compare throughput again */
+	TimestampTz next_down_trial;	/* when a trial may try lower again */
+	int			down_gap_ms;	/* time between rejected lower trials */
+	bool		trial_down;		/* the next (or current) trial tries lower */
+	bool		trial_on;		/* a throughput trial is under way */
+	bool		trial_at_other; /* this interval runs at trial_other */
+	double		trial_base;		/* the limit on trial */
+	double		trial_other;	/* and the one it is compared with */
+	int			trial_steps;	/* intervals the trial has measured */
+	double		trial_done[2];	/* completions at base, at other */
+	double		trial_seconds[2];	/* and the time each ran */
 } PccAutoState;
 
 /* What an interval brought: the input of one controller step. */

@@ -23,6 +23,21 @@
  * and when service time doubles or halves at a steady limit (the work
  * changed).
  *
+ * Service time does not see everything that more holders cost: a woken
+ * backend's wait for a CPU, the CPU that runnable backends take from
+ * clients on the same machine, the wake-ups of a queue.  So throughput has
+ * the last word: a saturated gate runs trials that alternate, interval by
+ * interval, between its limit and half of it, or twice it, and compare
+ * the throughput of both.  The lower limit is kept unless it is measurably
+ * worse, the higher only if it is measurably better; the verdict is the
+ * ceiling the band may grow the limit to, and a kept limit is tried again
+ * at once the same way.  A higher limit is tried every TRIAL_GAP_MS (it
+ * costs little where throughput is flat); a lower one, which costs the
+ * most right at the knee, at gaps that double while it loses, up to
+ * TRIAL_GAP_MAX_MS.  Alternating cancels the slow drift of a noisy
+ * machine.  Work completing fewer than TRIAL_MIN_RATE times a second, and
+ * a yielding gate, run no trials.
+ *
  * Each gate's controller sees only its own work's slowdown, and a burst
  * of big queries slows the other gates' work more than its own.  So the
  * bigquery gate, when auto, yields: while the work of another auto gate
@@ -84,6 +99,22 @@
 /* Another gate's measurement older than this is stale unless it has waiters. */
 #define FRESH_MS			1000
 
+/*
+ * Throughput trials: intervals at each of the two limits, the least time
+ * between trials, and how much worse a lower limit may be (within noise)
+ * or how much better a higher one must be to be kept.
+ */
+#define TRIAL_PAIRS			8
+#define TRIAL_GAP_MS		3000
+#define TRIAL_GAP_MAX_MS	24000
+/*
+ * Completions per second below which no trial runs: too few per interval
+ * to compare, and work that slow is not what wake-ups and switches hurt.
+ */
+#define TRIAL_MIN_RATE		1000
+#define TRIAL_LOWER_TOLERANCE 0.02
+#define TRIAL_HIGHER_MARGIN 0.03
+
 static double
 clamp_limit(double limit, uint32 min, uint32 max)
 {
@@ -109,6 +140,10 @@ pcc_auto_start(PccAutoState *st, uint32 limit, uint32 min, uint32 max,
 {
 	memset(st, 0, sizeof(*st));
 	st->limit = clamp_limit(limit, min, max);
+	st->ceiling = max;
+	st->trial_down = true;
+	st->next_trial = now + (TimestampTz) TRIAL_GAP_MS * 1000;
+	st->down_gap_ms = TRIAL_GAP_MS;
 	start_probe(st, min, now);
 }
 
@@ -156,12 +191,107 @@ adjust_limit(PccAutoState *st, const PccAutoSample *s, uint32 min, uint32 max)
 	st->grew = false;
 	if (slowdown > SHRINK_ABOVE)
 		limit -= step;
-	else if (slowdown < GROW_BELOW && s->saturated)
+	else if (slowdown < GROW_BELOW && s->saturated && limit < st->ceiling)
 	{
-		limit += step;
+		limit = Min(limit + step, st->ceiling);
 		st->grew = true;
 	}
 	st->limit = clamp_limit(limit, min, max);
+}
+
+/*
+ * Which way the next trial goes: on the way a kept limit went, at once;
+ * otherwise higher, unless a lower trial is due.
+ */
+static void
+plan_next_trial(PccAutoState *st, bool lower, bool keep, TimestampTz now)
+{
+	if (keep)
+	{
+		st->trial_down = lower;
+		st->next_trial = now;
+		st->down_gap_ms = TRIAL_GAP_MS;
+		st->next_down_trial = now;
+		return;
+	}
+	if (lower)
+	{
+		st->down_gap_ms = Min(2 * st->down_gap_ms, TRIAL_GAP_MAX_MS);
+		st->next_down_trial = now + (TimestampTz) st->down_gap_ms * 1000;
+	}
+	st->trial_down = now + (TimestampTz) TRIAL_GAP_MS * 1000 >= st->next_down_trial;
+}
+
+/*
+ * Start a throughput trial of the limit against half of it, or twice it,
+ * unless that other limit is out of bounds: then plan the next.
+ */
+static void
+start_trial(PccAutoState *st, uint32 min, uint32 max, TimestampTz now)
+{
+	double		base = rint(st->limit);
+	double		other = clamp_limit(st->trial_down ? rint(base / 2) : base * 2,
+									min, max);
+
+	if (other == base)
+	{
+		plan_next_trial(st, st->trial_down, false, now);
+		st->next_trial = now + (TimestampTz) TRIAL_GAP_MS * 1000;
+		return;
+	}
+	st->trial_on = true;
+	st->trial_base = base;
+	st->trial_other = other;
+	st->trial_at_other = false;
+	st->trial_steps = 0;
+	st->trial_done[0] = st->trial_done[1] = 0;
+	st->trial_seconds[0] = st->trial_seconds[1] = 0;
+	st->limit = base;
+}
+
+/* The trial is over, or cut short: no comparison with its last interval. */
+static void
+end_trial(PccAutoState *st, double limit, TimestampTz now)
+{
+	st->trial_on = false;
+	st->limit = limit;
+	st->service_us = 0;
+	st->next_trial = now + (TimestampTz) TRIAL_GAP_MS * 1000;
+}
+
+/*
+ * One interval of a trial: count it to the limit it ran at, switch to the
+ * other, and after TRIAL_PAIRS of each keep the better.  A lower limit
+ * that kept its throughput is the next trial's base, as is a higher one
+ * that raised it; otherwise the next trial goes the other way.
+ */
+static void
+trial_step(PccAutoState *st, const PccAutoSample *s, TimestampTz now)
+{
+	int			i = st->trial_at_other ? 1 : 0;
+	double		base_rate;
+	double		other_rate;
+	bool		lower = st->trial_other < st->trial_base;
+	bool		keep;
+
+	st->trial_done[i] += s->done;
+	st->trial_seconds[i] += s->seconds;
+	if (++st->trial_steps < 2 * TRIAL_PAIRS)
+	{
+		st->trial_at_other = !st->trial_at_other;
+		st->limit = st->trial_at_other ? st->trial_other : st->trial_base;
+		return;
+	}
+	base_rate = st->trial_done[0] / st->trial_seconds[0];
+	other_rate = st->trial_done[1] / st->trial_seconds[1];
+	keep = lower ? other_rate >= base_rate * (1 - TRIAL_LOWER_TOLERANCE) :
+		other_rate > base_rate * (1 + TRIAL_HIGHER_MARGIN);
+	if (keep)
+		st->ceiling = st->trial_other;
+	else if (!lower)
+		st->ceiling = st->trial_base;
+	end_trial(st, keep ? st->trial_other : st->trial_base, now);
+	plan_next_trial(st, lower, keep, now);
 }
 
 /*
@@ -175,6 +305,7 @@ yield_step(PccAutoState *st, uint32 min, uint32 max)
 
 	*limit = clamp_limit(*limit - Max(1.0, *limit * STEP_FRACTION), min, max);
 	st->grew = false;
+	st->ceiling = max;			/* trials before measured other company */
 }
 
 /*
@@ -211,13 +342,15 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 		TimestampDifferenceExceeds(st->probe_since, now, PROBE_MAX_MS))
 		end_probe(st, min, max, now);	/* never drained: give up */
 	st->yielding = s->yield;
+	if (s->yield && st->trial_on)
+		end_trial(st, st->trial_base, now);
 	if (s->yield)
 		yield_step(st, min, max);
 	if (s->done < MIN_SAMPLES)
 		return false;
 
 	service_us = s->service_us / s->done;
-	shifted = st->probe_since == 0 && s->saturated &&
+	shifted = st->probe_since == 0 && !st->trial_on && s->saturated &&
 		workload_shifted(st, service_us, now);
 	st->service_us = service_us;
 	st->throughput = s->seconds > 0 ? s->done / s->seconds : 0;
@@ -235,17 +368,30 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 	}
 	if (shifted)
 	{
+		/* the trials before measured other work */
+		st->ceiling = max;
+		st->down_gap_ms = TRIAL_GAP_MS;
+		st->next_down_trial = now;
 		start_probe(st, min, now);
 		return true;
 	}
 	if (st->baseline_us <= 0 || service_us < st->baseline_us ||
 		(drained && st->limit <= min))
 		set_baseline(st, service_us, now);
+	if (st->trial_on)
+	{
+		trial_step(st, s, now);
+		return true;
+	}
 	if (!s->yield)
 		adjust_limit(st, s, min, max);
-	/* a limit that binds nobody needs no fresh baseline */
-	if (now >= st->next_probe && s->saturated)
+	/* a limit that binds nobody needs no fresh baseline, nor a trial */
+	if (!s->saturated || s->yield)
+		return true;
+	if (now >= st->next_probe)
 		start_probe(st, min, now);
+	else if (now >= st->next_trial && st->throughput >= TRIAL_MIN_RATE)
+		start_trial(st, min, max, now);
 	return true;
 }
 

@@ -27,7 +27,8 @@ PG_FUNCTION_INFO_V1(pg_concurrency_control_reset);
 PG_FUNCTION_INFO_V1(pg_concurrency_control_check);
 PG_FUNCTION_INFO_V1(pg_concurrency_control_auto_simulate);
 
-#define STATUS_COLS		22
+#define STATUS_COLS		23
+#define STATUS_COLS_V1_4	22
 #define STATUS_COLS_V1_3	21
 #define STATUS_COLS_V1_2	17
 #define STATUS_COLS_V1_0	15
@@ -139,12 +140,13 @@ put_auto_inputs(const GateSnapshot *s, Datum *values, bool *nulls)
 	values[1] = Float8GetDatum(st->service_us / 1000.0);
 	values[2] = Float8GetDatum(st->throughput);
 	values[3] = BoolGetDatum(st->yielding);
-	nulls[0] = nulls[1] = nulls[2] = nulls[3] = none;
+	values[4] = Int32GetDatum((int32) rint(st->ceiling));
+	nulls[0] = nulls[1] = nulls[2] = nulls[3] = nulls[4] = none;
 }
 
 /*
  * pg_concurrency_control_status(): one row per gate.  The definitions of
- * 1.0, 1.2 and 1.3, with fewer columns, are served too.
+ * 1.0, 1.2, 1.3 and 1.4, with fewer columns, are served too.
  */
 Datum
 pg_concurrency_control_status(PG_FUNCTION_ARGS)
@@ -155,7 +157,8 @@ pg_concurrency_control_status(PG_FUNCTION_ARGS)
 	pcc_require_shared();
 	InitMaterializedSRF(fcinfo, 0);
 	natts = rsinfo->setDesc->natts;
-	if (natts != STATUS_COLS && natts != STATUS_COLS_V1_3 &&
+	if (natts != STATUS_COLS && natts != STATUS_COLS_V1_4 &&
+		natts != STATUS_COLS_V1_3 &&
 		natts != STATUS_COLS_V1_2 && natts != STATUS_COLS_V1_0)
 		elog(ERROR, "incorrect number of output arguments");
 
@@ -189,7 +192,7 @@ pg_concurrency_control_status(PG_FUNCTION_ARGS)
 		values[i++] = Int64GetDatum((int64) s.resumed);
 		values[i++] = BoolGetDatum(s.auto_on);
 		put_auto_inputs(&s, values + i, nulls + i);
-		i += 4;
+		i += 5;
 		i = Min(i, natts);
 		Assert(i == natts);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
@@ -342,7 +345,7 @@ pg_concurrency_control_check(PG_FUNCTION_ARGS)
 
 /*
  * pg_concurrency_control_auto_simulate(unloaded_ms[], knee[], auto_min,
- * auto_max, start, client_ms): run the adaptive limit's controller against
+ * auto_max, start, client_ms, hidden_ms): run the adaptive limit's controller against
  * a model server, one row per PCC_AUTO_INTERVAL_MS step, to test and
  * explain it.
  * In step i the model serves up to knee[i] holders at once in unloaded_ms[i]
@@ -350,6 +353,10 @@ pg_concurrency_control_check(PG_FUNCTION_ARGS)
  * proportion, and there are always more sessions waiting.  Each holder
  * also spends client_ms of its hold waiting for its client, loading
  * nothing; the controller's service time leaves that out, as it does live.
+ * Each holder past the knee adds hidden_ms to every hold outside the
+ * service time (as runnable backends take CPU from clients on the same
+ * machine): throughput falls past the knee while service time does not
+ * show why.  1.4's definition, without hidden_ms, is served too.
  */
 Datum
 pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
@@ -361,6 +368,7 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 	int32		auto_max = PG_GETARG_INT32(3);
 	int32		start = PG_GETARG_INT32(4);
 	float8		client_ms = PG_GETARG_FLOAT8(5);
+	float8		hidden_ms = PG_NARGS() > 6 ? PG_GETARG_FLOAT8(6) : 0;
 	Datum	   *unloaded;
 	Datum	   *knee;
 	int			nunloaded;
@@ -391,10 +399,10 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("auto_min, auto_max and start must be at least 1")));
-	if (client_ms < 0)
+	if (client_ms < 0 || hidden_ms < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("client_ms must not be negative")));
+				 errmsg("client_ms and hidden_ms must not be negative")));
 
 	pcc_auto_start(&st, (uint32) start, (uint32) auto_min, (uint32) auto_max, now);
 	for (int step = 0; step < nunloaded; step++)
@@ -418,7 +426,9 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 		at_server = limit * base_ms / (base_ms + client_ms);
 		service_us = 1000.0 * (at_server <= capacity ? base_ms :
 							   base_ms * limit / capacity - client_ms);
-		done = rint(limit * interval_s * 1e6 / (service_us + client_ms * 1000.0));
+		done = rint(limit * interval_s * 1e6 /
+					(service_us + 1000.0 * (client_ms +
+											hidden_ms * Max(0, (int32) limit - capacity))));
 		/* what this interval brought, added to what is not consumed yet */
 		s.seconds = pending.seconds + interval_s;
 		s.done = pending.done + (uint64) done;

@@ -16,12 +16,30 @@ CREATE FUNCTION steps(n int, v int) RETURNS int[]
 LANGUAGE sql AS 'SELECT array_fill(v, ARRAY[n])';
 
 -- It starts with a probe at auto_min (measuring the unloaded service time),
--- then settles past the knee where service time is 3-4x the unloaded
--- one: full throughput, well under the factor a static 64 costs (8x here).
+-- then the band takes the limit past the knee, to where service time is
+-- 3-4x the unloaded one (31 here, at step 20); from 3 s on, throughput
+-- trials take it down to the lowest limit that keeps full throughput (8,
+-- the knee), trying half and twice the limit now and then.
 SELECT step, lim, probing FROM pcc_sim(steps(5, 1.0), steps(5, 8)) WHERE step <= 2;
-SELECT min(lim) AS low, max(lim) AS high,
-       round(min(throughput)) AS min_tps, round(max(service_ms)::numeric, 2) AS max_ms
-  FROM pcc_sim(steps(100, 1.0), steps(100, 8)) WHERE step > 30;
+SELECT step, lim, round(throughput) AS tps, round(service_ms::numeric, 2) AS service_ms
+  FROM pcc_sim(steps(100, 1.0), steps(100, 8)) WHERE step IN (20, 100);
+SELECT mode() WITHIN GROUP (ORDER BY lim) AS usual, min(lim) AS low, max(lim) AS high,
+       round((avg(throughput) / 8000)::numeric, 2) AS of_best
+  FROM pcc_sim(steps(300, 1.0), steps(300, 8)) WHERE step > 100;
+
+-- Where more holders cost what service time does not show (hidden_ms:
+-- 0.02 ms per holder past the knee on every hold, as when runnable
+-- backends take the CPU of clients on the same machine), the band alone
+-- stays at 31 and loses 11%; the trials find the knee and full throughput.
+SELECT step, max_concurrency AS lim, round(throughput) AS tps
+  FROM pg_concurrency_control_auto_simulate(array_fill(1.0::float8, ARRAY[300]),
+         array_fill(8, ARRAY[300]), 2, 64, 64, 0, 0.02)
+ WHERE step IN (20, 100);
+SELECT mode() WITHIN GROUP (ORDER BY max_concurrency) AS usual,
+       round((avg(throughput) / 8000)::numeric, 2) AS of_best
+  FROM pg_concurrency_control_auto_simulate(array_fill(1.0::float8, ARRAY[300]),
+         array_fill(8, ARRAY[300]), 2, 64, 64, 0, 0.02)
+ WHERE step > 100;
 
 -- The bounds hold: a knee above auto_max stops at auto_max; a knee below
 -- auto_min never takes the limit under auto_min.
@@ -29,14 +47,15 @@ SELECT min(lim), max(lim) FROM pcc_sim(steps(100, 1.0), steps(100, 32), 2, 6) WH
 SELECT min(lim), max(lim) FROM pcc_sim(steps(100, 1.0), steps(100, 1), 4, 64) WHERE step > 30;
 SELECT min(lim), max(lim) FROM pcc_sim(steps(50, 1.0), steps(50, 8), 5, 3);
 
--- A bigger capacity (knee 8 -> 32 at step 100): the limit follows within
--- two seconds and stays at full throughput, but for the periodic probes'
--- intervals at auto_min.
+-- A bigger capacity (knee 8 -> 32 at step 100): service time does not
+-- change at the limit of 8, but the next trials of twice the limit (every
+-- 3 s) raise it within 3 s; afterwards 0.94 of full throughput, the
+-- trials and probes included.
 SELECT min(step) AS settled_at FROM pcc_sim(steps(300, 1.0), steps(100, 8) || steps(200, 32))
  WHERE step > 100 AND throughput >= 0.95 * 32000;
-SELECT min(throughput) FILTER (WHERE lim > 2) >= 0.95 * 32000 AS stays,
+SELECT round((avg(throughput) / 32000)::numeric, 2) AS of_best,
        count(*) FILTER (WHERE lim = 2) AS probe_steps
-  FROM pcc_sim(steps(300, 1.0), steps(100, 8) || steps(200, 32)) WHERE step > 120;
+  FROM pcc_sim(steps(300, 1.0), steps(100, 8) || steps(200, 32)) WHERE step > 140;
 
 -- Slower work (1 ms -> 4 ms at step 150, as when the data stops fitting in
 -- memory): service time jumps at a steady limit, which triggers a probe
@@ -56,18 +75,19 @@ SELECT step, lim, round(service_ms::numeric, 2) AS service_ms, probing
 -- with 1 ms of work and room for 4 at once) load the server only part of
 -- their hold; service time leaves their waits out, so the limit rises
 -- until enough of them are at the server, to the throughput of the best
--- static limit (64: 4000 per second).
+-- static limit (64: 4000 per second); a trial of half of it (11) loses a
+-- tenth and is not kept.
 SELECT max_concurrency AS lim, round(throughput) AS tps, round(service_ms::numeric, 2) AS service_ms
   FROM pg_concurrency_control_auto_simulate(array_fill(1.0::float8, ARRAY[100]),
          array_fill(4, ARRAY[100]), 2, 64, 64, 2.0)
  WHERE step IN (3, 100);
-SELECT round((min(throughput) / 4000)::numeric, 2) AS worst_of_best_static
+SELECT round((avg(throughput) / 4000)::numeric, 2) AS of_best_static
   FROM pg_concurrency_control_auto_simulate(array_fill(1.0::float8, ARRAY[100]),
          array_fill(4, ARRAY[100]), 2, 64, 64, 2.0)
- WHERE step > 30 AND max_concurrency > 2;
+ WHERE step > 30;
 
--- Periodic probes (every 10 s) cost little: throughput over a minute
--- against the best the model allows.
+-- Periodic probes (every 10 s) and trials cost little: throughput over a
+-- minute against the best the model allows.
 SELECT count(*) FILTER (WHERE probing) AS probing_steps,
        round((avg(throughput) / 8000)::numeric, 2) AS of_best
   FROM pcc_sim(steps(600, 1.0), steps(600, 8)) WHERE step > 20;
@@ -79,6 +99,7 @@ SELECT * FROM pcc_sim(ARRAY[1.0, -1.0], ARRAY[8, 8]);
 SELECT * FROM pcc_sim(ARRAY[1.0], ARRAY[0]);
 SELECT * FROM pcc_sim(ARRAY[1.0], ARRAY[8], 0, 8);
 SELECT * FROM pg_concurrency_control_auto_simulate(ARRAY[1.0], ARRAY[8], 2, 8, 8, -1);
+SELECT * FROM pg_concurrency_control_auto_simulate(ARRAY[1.0], ARRAY[8], 2, 8, 8, 0, -1);
 DROP FUNCTION pcc_sim, steps(int, float8), steps(int, int);
 
 -- Gates with a static limit show no controller state.
