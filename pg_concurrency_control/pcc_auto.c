@@ -28,8 +28,8 @@
  * clients on the same machine, the wake-ups of a queue.  So throughput has
  * the last word: a saturated gate runs trials that alternate, interval by
  * interval, between its limit and half of it, or twice it, and compare
- * the throughput of both.  The lower limit is kept unless it is measurably
- * worse, the higher only if it is measurably better; the verdict is the
+ * the throughput of both.  The lower limit is kept unless it is worse,
+ * the higher only if it is measurably better; the verdict is the
  * ceiling the band may grow the limit to, and a kept limit is tried again
  * at once the same way.  A higher limit is tried every TRIAL_GAP_MS (it
  * costs little where throughput is flat); a lower one, which costs the
@@ -101,10 +101,11 @@
 
 /*
  * Throughput trials: intervals at each of the two limits, the least time
- * between trials, and how much worse a lower limit may be (within noise)
- * or how much better a higher one must be to be kept.
+ * between trials, and how much better a higher limit must be to be kept
+ * (a lower one is kept unless worse: the same throughput with fewer
+ * holders is lower latency).
  */
-#define TRIAL_PAIRS			8
+#define TRIAL_PAIRS			10
 #define TRIAL_GAP_MS		3000
 #define TRIAL_GAP_MAX_MS	24000
 /*
@@ -112,7 +113,6 @@
  * to compare, and work that slow is not what wake-ups and switches hurt.
  */
 #define TRIAL_MIN_RATE		1000
-#define TRIAL_LOWER_TOLERANCE 0.02
 #define TRIAL_HIGHER_MARGIN 0.03
 
 static double
@@ -284,7 +284,7 @@ trial_step(PccAutoState *st, const PccAutoSample *s, TimestampTz now)
 	}
 	base_rate = st->trial_done[0] / st->trial_seconds[0];
 	other_rate = st->trial_done[1] / st->trial_seconds[1];
-	keep = lower ? other_rate >= base_rate * (1 - TRIAL_LOWER_TOLERANCE) :
+	keep = lower ? other_rate >= base_rate :
 		other_rate > base_rate * (1 + TRIAL_HIGHER_MARGIN);
 	if (keep)
 		st->ceiling = st->trial_other;
@@ -368,8 +368,13 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 	}
 	if (shifted)
 	{
-		/* the trials before measured other work */
-		st->ceiling = max;
+		/*
+		 * The trials before measured other work: try a higher limit right
+		 * after the probe.  The ceiling stays, or any noise in the service
+		 * time would hand the limit back to the band.
+		 */
+		st->trial_down = false;
+		st->next_trial = now;
 		st->down_gap_ms = TRIAL_GAP_MS;
 		st->next_down_trial = now;
 		start_probe(st, min, now);
