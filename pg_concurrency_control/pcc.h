@@ -148,10 +148,9 @@ typedef struct PccAutoState
 	int			down_gap_ms;	/* time between rejected lower trials */
 	bool		trial_down;		/* the next (or current) trial tries lower */
 	bool		trial_on;		/* a throughput trial is under way */
-	bool		trial_at_other; /* this interval runs at trial_other */
 	double		trial_base;		/* the limit on trial */
 	double		trial_other;	/* and the one it is compared with */
-	int			trial_steps;	/* intervals the trial has measured */
+	int			trial_steps;	/* intervals measured; odd ones at other */
 	double		trial_done[2];	/* completions at base, at other */
 	double		trial_seconds[2];	/* and the time each ran */
 } PccAutoState;

@@ -142,7 +142,7 @@ pcc_auto_start(PccAutoState *st, uint32 limit, uint32 min, uint32 max,
 	st->limit = clamp_limit(limit, min, max);
 	st->ceiling = max;
 	st->trial_down = true;
-	st->next_trial = now + (TimestampTz) TRIAL_GAP_MS * 1000;
+	st->next_trial = TimestampTzPlusMilliseconds(now, TRIAL_GAP_MS);
 	st->down_gap_ms = TRIAL_GAP_MS;
 	start_probe(st, min, now);
 }
@@ -173,7 +173,7 @@ end_probe(PccAutoState *st, uint32 min, uint32 max, TimestampTz now)
 	st->limit = clamp_limit(st->probe_saved_limit, min, max);
 	st->probe_since = 0;
 	st->probe_ended = now;
-	st->next_probe = now + (TimestampTz) PCC_AUTO_PROBE_EVERY_MS * 1000;
+	st->next_probe = TimestampTzPlusMilliseconds(now, PCC_AUTO_PROBE_EVERY_MS);
 }
 
 /*
@@ -199,6 +199,16 @@ adjust_limit(PccAutoState *st, const PccAutoSample *s, uint32 min, uint32 max)
 	st->limit = clamp_limit(limit, min, max);
 }
 
+/* The next trial goes this way at once, and a lower one is due again. */
+static void
+trial_at_once(PccAutoState *st, bool lower, TimestampTz now)
+{
+	st->trial_down = lower;
+	st->next_trial = now;
+	st->down_gap_ms = TRIAL_GAP_MS;
+	st->next_down_trial = now;
+}
+
 /*
  * Which way the next trial goes: on the way a kept limit went, at once;
  * otherwise higher, unless a lower trial is due.
@@ -208,18 +218,15 @@ plan_next_trial(PccAutoState *st, bool lower, bool keep, TimestampTz now)
 {
 	if (keep)
 	{
-		st->trial_down = lower;
-		st->next_trial = now;
-		st->down_gap_ms = TRIAL_GAP_MS;
-		st->next_down_trial = now;
+		trial_at_once(st, lower, now);
 		return;
 	}
 	if (lower)
 	{
 		st->down_gap_ms = Min(2 * st->down_gap_ms, TRIAL_GAP_MAX_MS);
-		st->next_down_trial = now + (TimestampTz) st->down_gap_ms * 1000;
+		st->next_down_trial = TimestampTzPlusMilliseconds(now, st->down_gap_ms);
 	}
-	st->trial_down = now + (TimestampTz) TRIAL_GAP_MS * 1000 >= st->next_down_trial;
+	st->trial_down = TimestampTzPlusMilliseconds(now, TRIAL_GAP_MS) >= st->next_down_trial;
 }
 
 /*
@@ -236,13 +243,12 @@ start_trial(PccAutoState *st, uint32 min, uint32 max, TimestampTz now)
 	if (other == base)
 	{
 		plan_next_trial(st, st->trial_down, false, now);
-		st->next_trial = now + (TimestampTz) TRIAL_GAP_MS * 1000;
+		st->next_trial = TimestampTzPlusMilliseconds(now, TRIAL_GAP_MS);
 		return;
 	}
 	st->trial_on = true;
 	st->trial_base = base;
 	st->trial_other = other;
-	st->trial_at_other = false;
 	st->trial_steps = 0;
 	st->trial_done[0] = st->trial_done[1] = 0;
 	st->trial_seconds[0] = st->trial_seconds[1] = 0;
@@ -256,7 +262,7 @@ end_trial(PccAutoState *st, double limit, TimestampTz now)
 	st->trial_on = false;
 	st->limit = limit;
 	st->service_us = 0;
-	st->next_trial = now + (TimestampTz) TRIAL_GAP_MS * 1000;
+	st->next_trial = TimestampTzPlusMilliseconds(now, TRIAL_GAP_MS);
 }
 
 /*
@@ -268,7 +274,7 @@ end_trial(PccAutoState *st, double limit, TimestampTz now)
 static void
 trial_step(PccAutoState *st, const PccAutoSample *s, TimestampTz now)
 {
-	int			i = st->trial_at_other ? 1 : 0;
+	int			i = st->trial_steps % 2;	/* odd intervals run at other */
 	double		base_rate;
 	double		other_rate;
 	bool		lower = st->trial_other < st->trial_base;
@@ -278,8 +284,7 @@ trial_step(PccAutoState *st, const PccAutoSample *s, TimestampTz now)
 	st->trial_seconds[i] += s->seconds;
 	if (++st->trial_steps < 2 * TRIAL_PAIRS)
 	{
-		st->trial_at_other = !st->trial_at_other;
-		st->limit = st->trial_at_other ? st->trial_other : st->trial_base;
+		st->limit = st->trial_steps % 2 ? st->trial_other : st->trial_base;
 		return;
 	}
 	base_rate = st->trial_done[0] / st->trial_seconds[0];
@@ -373,10 +378,7 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 		 * after the probe.  The ceiling stays, or any noise in the service
 		 * time would hand the limit back to the band.
 		 */
-		st->trial_down = false;
-		st->next_trial = now;
-		st->down_gap_ms = TRIAL_GAP_MS;
-		st->next_down_trial = now;
+		trial_at_once(st, false, now);
 		start_probe(st, min, now);
 		return true;
 	}

@@ -566,7 +566,7 @@ pcc_gate_linger(PccGateId id)
 	PccGate    *gate = pcc_gate(id);
 	PccBackend *me = pcc_my_backend();
 	uint32		quantum_ms = pg_atomic_read_u32(&pcc_shared->quantum_ms);
-	TimestampTz turn_end = me->turn_start + (TimestampTz) quantum_ms * 1000;
+	TimestampTz turn_end = TimestampTzPlusMilliseconds(me->turn_start, quantum_ms);
 	uint64		state;
 
 	if (quantum_ms == 0 ||
