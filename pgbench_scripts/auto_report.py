@@ -27,13 +27,13 @@ def progress(out, run):
 
 
 def samples(out):
-    """(epoch, limit, running) per gate, from the sampler."""
+    """(epoch, limit, running, waiting) per gate, from the sampler."""
     by_gate = defaultdict(list)
     with open(os.path.join(out, 'limits.csv')) as f:
         for r in csv.DictReader(f):
             try:
                 by_gate[r['gate']].append((float(r['epoch']), int(r['limit']),
-                                           int(r['running'])))
+                                           int(r['running']), int(r['waiting'])))
             except (ValueError, KeyError):
                 continue
     return by_gate
@@ -41,7 +41,7 @@ def samples(out):
 
 def limits(by_gate):
     """(epoch, limit) per gate."""
-    return defaultdict(list, {g: [(e, l) for e, l, _ in v] for g, v in by_gate.items()})
+    return defaultdict(list, {g: [(e, l) for e, l, _, _ in v] for g, v in by_gate.items()})
 
 
 def median(v):
@@ -73,40 +73,78 @@ def main(out):
         runs[p['run']].append(p)
     sweep = [r for r in runs if not r.startswith(SHIFT_RUNS)]
     if sweep:
-        sweep_table(out, runs, sweep, lim)
+        sweep_table(out, runs, sweep, lim, sampled)
     shifts(out, runs, sampled)
     for run, ps in runs.items():
         plot(out, run, ps, lim[GATE.get(ps[0]['workload'], 'transaction')])
 
 
-def sweep_table(out, runs, sweep, lim):
+def queued_share(sampled, gate, ps):
+    """Share of the sampler's readings, over the given phases but their first
+    SKIP_S seconds, that found sessions queued at the gate."""
+    seen = [q for p in ps for e, l, r, q in sampled[gate]
+            if float(p['start']) + SKIP_S <= e <= float(p['end'])]
+    return f'{100 * sum(1 for q in seen if q > 0) / len(seen):.0f}%' if seen else '-'
+
+
+def round_spread(tps_by_round, best):
+    """auto / best static per round: 'lowest..highest, standard error'."""
+    ratios = [mean(t['auto']) / mean(t[best]) for t in tps_by_round.values()
+              if t['auto'] and t[best]]
+    if len(ratios) < 2:
+        return '-'
+    m = mean(ratios)
+    se = (sum((r - m) ** 2 for r in ratios) / (len(ratios) - 1) / len(ratios)) ** 0.5
+    return f'{min(ratios):.2f}..{max(ratios):.2f}, ±{se:.2f}'
+
+
+def sweep_table(out, runs, sweep, lim, sampled):
     """Static limits against auto, one row per workload and connection count.
-    A setting that ran in several phases (--abba) shows the mean of their TPS."""
+    A setting that ran in several phases (--abba, --rounds) shows the mean of
+    their TPS; with rounds, the spread of auto / best static over them."""
     names = list(dict.fromkeys(p['phase'] for p in runs[sweep[0]] if p['phase'] != 'auto'))
+    rounds = len({p.get('round') or '1' for p in runs[sweep[0]]})
     print('| workload | connections | ' + ' | '.join(f'static {n}' for n in names) +
-          ' | auto | auto / best static | auto limit (median, range) |')
-    print('|---|---|' + '---|' * (len(names) + 3))
+          ' | auto | auto / best static |' + (' per round |' if rounds > 1 else '') +
+          ' auto limit (median, range) | queued (best static, auto) |')
+    print('|---|---|' + '---|' * (len(names) + 4 + (rounds > 1)))
     for run in sweep:
         ps = runs[run]
         prog = progress(out, run)
         tps = defaultdict(list)
+        by_round = defaultdict(lambda: defaultdict(list))
         for p in ps:
-            tps[p['phase']].append(phase_tps(prog, float(p['start']), float(p['end'])))
+            t = phase_tps(prog, float(p['start']), float(p['end']))
+            tps[p['phase']].append(t)
+            by_round[p.get('round') or '1'][p['phase']].append(t)
         static = [mean(tps[n]) for n in names]
         best, auto = max(static), mean(tps['auto'])
+        best_name = names[static.index(best)]
         gate = GATE.get(ps[0]['workload'], 'transaction')
         seen = [l for p in ps if p['phase'] == 'auto' for e, l in lim[gate]
                 if float(p['start']) + SKIP_S <= e <= float(p['end'])]
         auto_limit = f'{median(seen)} ({min(seen)}..{max(seen)})' if seen else '-'
+        queued = ', '.join(queued_share(sampled, gate, [p for p in ps if p['phase'] == n])
+                           for n in (best_name, 'auto'))
         cells = ' | '.join(f'**{t:.0f}**' if t == best else f'{t:.0f}' for t in static)
+        spread = f' {round_spread(by_round, best_name)} |' if rounds > 1 else ''
         print(f'| {ps[0]["workload"]} | {ps[0]["conns"]} | {cells} | {auto:.0f} | '
-              f'{auto / best:.2f} | {auto_limit} |')
+              f'{auto / best:.2f} |{spread} {auto_limit} | {queued} |')
     print()
-    print('Phases run in the order ' + ', '.join(p['phase'] for p in runs[sweep[0]]) +
-          '; an auto phase starts')
+    first = [p['phase'] for p in runs[sweep[0]] if (p.get('round') or '1') == '1']
+    print('Phases run in the order ' + ', '.join(first) +
+          (f', in {rounds} rounds, each rotated by one setting (the first of a round'
+           ' moves to its end)' if rounds > 1 else '') + '; an auto phase starts')
     print('from the limit before it, so its TPS includes the controller finding its limit')
-    print('(a first probe at auto_min, then the climb or descent). Where a setting ran twice')
-    print('(--abba: the second pass in reverse order), its TPS is the mean of both.')
+    print('(a first probe at auto_min, then the climb or descent). Where a setting ran more')
+    print('than once, its TPS is the mean of its phases.', end=' ')
+    if rounds > 1:
+        print('Per round: auto / best static within')
+        print('each round (lowest..highest, and the standard error of their mean).', end=' ')
+    print('Queued: the share of')
+    print("the sampler's readings (every 200 ms) that found sessions waiting at the")
+    print("workload's gate; where the best static limit queues nobody, static limits at or")
+    print('above it and auto run alike, and their spread is the noise of the machine.')
 
 
 def reach_s(series, start, end):
@@ -145,7 +183,7 @@ def shifts(out, runs, sampled):
         series = lim[GATE.get(ps[0]['workload'], 'transaction')]
         for p in ps:
             start, end = float(p['start']), float(p['end'])
-            big = [(l, r) for e, l, r in sampled['bigquery'] if start <= e <= end]
+            big = [(l, r) for e, l, r, _ in sampled['bigquery'] if start <= e <= end]
             big_med = '{}, {}'.format(median([l for l, _ in big]), median([r for _, r in big])) \
                 if big else '-'
             print(f'| {run} | {p["phase"]} | {phase_tps(prog, start, end):.0f} | '

@@ -19,21 +19,27 @@
 # --workloads "" runs only these. With --abba, every setting runs twice, the
 # second pass in reverse order (static 4 8 16 32, auto, auto, 32 16 8 4),
 # and the report takes the mean of both: a drift of the machine's speed
-# during the run then favours no setting.
+# during the run then favours no setting. With --rounds N, the sequence
+# runs N times in one pccload run, rotated by one setting each round
+# (round 2: 8 16 32 auto 4, ...): over as many rounds as settings every
+# setting runs once at every position, so neither a drift of the
+# machine's speed nor the setting before it (an auto phase starts from the
+# last limit) favours one; the report gives the spread of auto / best
+# static over the rounds.
 # Writes results/auto-<timestamp>/report.md, phases.csv, limits.csv and
 # limits-<workload>-<conns>.svg.
 #
 #   sudo pgbench_scripts/auto_sweep.sh --quick     64 and 1024, three workloads, 10 s phases, shift, burst
 #   options: --conns "64 256 1024" --workloads "tpcb select-only simple-update"
 #            --limits "4 8 16 32" --phase S (12) --scale N (10) --shift --burst
-#            --grow --grow-scale N (150) --abba
+#            --grow --grow-scale N (150) --abba --rounds N (1)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/scripts/lib.sh"
 
 ARGS="$*"
 CONNS="64 1024" WORKLOADS="tpcb select-only simple-update" LIMITS="4 8 16 32"
-PHASE=12 SCALE=10 SHIFT=0 BURST=0 GROW=0 GROW_SCALE=150 ABBA=0
+PHASE=12 SCALE=10 SHIFT=0 BURST=0 GROW=0 GROW_SCALE=150 ABBA=0 ROUNDS=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) PHASE=10 SHIFT=1 BURST=1 ;;
@@ -46,8 +52,9 @@ while [ $# -gt 0 ]; do
 	--burst) BURST=1 ;;
 	--grow) GROW=1 ;;
 	--abba) ABBA=1 ;;
+	--rounds) ROUNDS=$2; shift ;;
 	--grow-scale) GROW_SCALE=$2; shift ;;
-	-h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,35p' "$0"; exit 0 ;;
 	*) echo "unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -112,16 +119,16 @@ echo "epoch,gate,limit,running,waiting" >"$OUT/limits.csv"
 done ) &
 SAMPLER=$!
 
-echo "run,workload,conns,phase,limit,start,end" >"$OUT/phases.csv"
+echo "run,workload,conns,phase,limit,start,end,round" >"$OUT/phases.csv"
 # run_phases RUN WORKLOAD CONNS SPEC...: one pccload run, one phase per SPEC
-# (a limit, "auto", "auto+hog", "auto+big", "auto+bigstatic" or "auto+wide"),
-# progress stamped
-# with the epoch. LOAD_ARGS are passed to pccload.
+# (a limit, "auto", "auto+hog", "auto+big", "auto+bigstatic" or "auto+wide",
+# or "/" between rounds), progress stamped with the epoch. LOAD_ARGS are
+# passed to pccload.
 LOAD_ARGS=""
 run_phases() {
 	local run=$1 workload=$2 conns=$3
 	shift 3
-	local n=$# log="$OUT/progress-$run.log"
+	local n=$# log="$OUT/progress-$run.log" round=1
 	# shellcheck disable=SC2086
 	"$ROOT/pgbench_scripts/pccload" -h "$DIR" -p "$PCC_PORT" -U postgres -c "$conns" -j 2 \
 		-T $((n * (PHASE + 30) + 60)) -P 1 -w "$workload" -M prepared -s "$SCALE" -L "$run" $LOAD_ARGS \
@@ -133,6 +140,7 @@ run_phases() {
 	done
 	for spec in "$@"; do
 		local limit=${spec%+*} start end
+		if [ "$spec" = / ]; then round=$((round + 1)); continue; fi
 		[ "$limit" = auto ] && limit=-1
 		if [ "$spec" = auto+bigstatic ]; then set_limits "$limit" 8; else set_limits "$limit"; fi
 		case $LOAD_ARGS in
@@ -147,7 +155,7 @@ run_phases() {
 		start=$(date +%s.%N)
 		sleep "$PHASE"
 		end=$(date +%s.%N)
-		echo "$run,$workload,$conns,$spec,$limit,$start,$end" >>"$OUT/phases.csv"
+		echo "$run,$workload,$conns,$spec,$limit,$start,$end,$round" >>"$OUT/phases.csv"
 	done
 	# reloads at many connections take seconds: the run outlasts the phases
 	kill -TERM $BENCH 2>/dev/null || true	# async jobs of a script ignore SIGINT
@@ -155,12 +163,19 @@ run_phases() {
 	BENCH="" HOGS=""
 }
 
-SPECS="$LIMITS auto"
-if [ "$ABBA" = 1 ]; then
-	SPECS="$SPECS auto"
-	for l in $LIMITS; do REVERSED="$l ${REVERSED:-}"; done
-	SPECS="$SPECS $REVERSED"
-fi
+# the phases of all rounds, "/" between them
+SPECS="" ORDER="$LIMITS auto"
+for _ in $(seq "$ROUNDS"); do
+	[ -z "$SPECS" ] || SPECS="$SPECS /"
+	SPECS="$SPECS $ORDER"
+	if [ "$ABBA" = 1 ]; then
+		REVERSED=""
+		for l in $ORDER; do REVERSED="$l $REVERSED"; done
+		SPECS="$SPECS $REVERSED"
+	fi
+	read -r first rest <<<"$ORDER"
+	ORDER="$rest $first"
+done
 for conns in $CONNS; do
 	for workload in $WORKLOADS; do
 		echo "== $workload, $conns connections: $SPECS" >&2
