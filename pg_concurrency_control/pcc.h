@@ -143,6 +143,7 @@ typedef struct PccAutoState
 	TimestampTz floor_since;	/* start of this floor window */
 	bool		yielding;		/* shrinking for other gates' work */
 	double		ceiling;		/* growth stops here, per the last trials */
+	double		trial_floor;	/* and shrinking here */
 	TimestampTz next_trial;		/* when to compare throughput again */
 	TimestampTz next_down_trial;	/* when a trial may try lower again */
 	int			down_gap_ms;	/* time between rejected lower trials */

@@ -30,9 +30,12 @@
  * interval, between its limit and half of it, or twice it, and compare
  * the throughput of both.  The lower limit is kept unless it is worse,
  * the higher only if it is measurably better; the verdict is the
- * ceiling the band may grow the limit to, and a kept limit is tried again
- * at once the same way.  A higher limit is tried every TRIAL_GAP_MS (it
- * costs little where throughput is flat); a lower one, which costs the
+ * ceiling the band may grow the limit to, and a kept higher limit is also
+ * the floor it may shrink to (holders that wait for a CPU run slower, yet
+ * overlap their clients' round trips: service time rises while throughput
+ * still does).  A kept limit is tried again at once the same way.  A
+ * higher limit is tried every TRIAL_GAP_MS (it costs little where
+ * throughput is flat); a lower one, which costs the
  * most right at the knee, at gaps that double while it loses, up to
  * TRIAL_GAP_MAX_MS.  Alternating cancels the slow drift of a noisy
  * machine.  Work completing fewer than TRIAL_MIN_RATE times a second, and
@@ -141,6 +144,7 @@ pcc_auto_start(PccAutoState *st, uint32 limit, uint32 min, uint32 max,
 	memset(st, 0, sizeof(*st));
 	st->limit = clamp_limit(limit, min, max);
 	st->ceiling = max;
+	st->trial_floor = min;
 	st->trial_down = true;
 	st->next_trial = TimestampTzPlusMilliseconds(now, TRIAL_GAP_MS);
 	st->down_gap_ms = TRIAL_GAP_MS;
@@ -179,7 +183,7 @@ end_probe(PccAutoState *st, uint32 min, uint32 max, TimestampTz now)
 /*
  * Grow while admitted work runs less than GROW_BELOW times slower than
  * unloaded work and the gate is saturated; shrink once it runs more than
- * SHRINK_ABOVE times slower.
+ * SHRINK_ABOVE times slower; within what the trials allow.
  */
 static void
 adjust_limit(PccAutoState *st, const PccAutoSample *s, uint32 min, uint32 max)
@@ -190,7 +194,7 @@ adjust_limit(PccAutoState *st, const PccAutoSample *s, uint32 min, uint32 max)
 
 	st->grew = false;
 	if (slowdown > SHRINK_ABOVE)
-		limit -= step;
+		limit = Max(limit - step, Min(limit, st->trial_floor));
 	else if (slowdown < GROW_BELOW && s->saturated && limit < st->ceiling)
 	{
 		limit = Min(limit + step, st->ceiling);
@@ -295,6 +299,10 @@ trial_step(PccAutoState *st, const PccAutoSample *s, TimestampTz now)
 		st->ceiling = st->trial_other;
 	else if (!lower)
 		st->ceiling = st->trial_base;
+	/* a higher limit that raised throughput stays, slower service or not */
+	if (keep)
+		st->trial_floor = lower ? Min(st->trial_floor, st->trial_other) :
+			st->trial_other;
 	end_trial(st, keep ? st->trial_other : st->trial_base, now);
 	plan_next_trial(st, lower, keep, now);
 }
@@ -311,6 +319,7 @@ yield_step(PccAutoState *st, uint32 min, uint32 max)
 	*limit = clamp_limit(*limit - Max(1.0, *limit * STEP_FRACTION), min, max);
 	st->grew = false;
 	st->ceiling = max;			/* trials before measured other company */
+	st->trial_floor = min;
 }
 
 /*
@@ -375,8 +384,8 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 	{
 		/*
 		 * The trials before measured other work: try a higher limit right
-		 * after the probe.  The ceiling stays, or any noise in the service
-		 * time would hand the limit back to the band.
+		 * after the probe, and a lower one next.  Their bounds stay, or any
+		 * noise in the service time would hand the limit back to the band.
 		 */
 		trial_at_once(st, false, now);
 		start_probe(st, min, now);

@@ -27,7 +27,8 @@ PG_FUNCTION_INFO_V1(pg_concurrency_control_reset);
 PG_FUNCTION_INFO_V1(pg_concurrency_control_check);
 PG_FUNCTION_INFO_V1(pg_concurrency_control_auto_simulate);
 
-#define STATUS_COLS		23
+#define STATUS_COLS		24
+#define STATUS_COLS_V1_5	23
 #define STATUS_COLS_V1_4	22
 #define STATUS_COLS_V1_3	21
 #define STATUS_COLS_V1_2	17
@@ -141,12 +142,14 @@ put_auto_inputs(const GateSnapshot *s, Datum *values, bool *nulls)
 	values[2] = Float8GetDatum(st->throughput);
 	values[3] = BoolGetDatum(st->yielding);
 	values[4] = Int32GetDatum((int32) rint(st->ceiling));
-	nulls[0] = nulls[1] = nulls[2] = nulls[3] = nulls[4] = none;
+	values[5] = Int32GetDatum((int32) rint(st->trial_floor));
+	for (int i = 0; i < 6; i++)
+		nulls[i] = none;
 }
 
 /*
  * pg_concurrency_control_status(): one row per gate.  The definitions of
- * 1.0, 1.2, 1.3 and 1.4, with fewer columns, are served too.
+ * 1.0, 1.2, 1.3, 1.4 and 1.5, with fewer columns, are served too.
  */
 Datum
 pg_concurrency_control_status(PG_FUNCTION_ARGS)
@@ -157,7 +160,8 @@ pg_concurrency_control_status(PG_FUNCTION_ARGS)
 	pcc_require_shared();
 	InitMaterializedSRF(fcinfo, 0);
 	natts = rsinfo->setDesc->natts;
-	if (natts != STATUS_COLS && natts != STATUS_COLS_V1_4 &&
+	if (natts != STATUS_COLS && natts != STATUS_COLS_V1_5 &&
+		natts != STATUS_COLS_V1_4 &&
 		natts != STATUS_COLS_V1_3 &&
 		natts != STATUS_COLS_V1_2 && natts != STATUS_COLS_V1_0)
 		elog(ERROR, "incorrect number of output arguments");
@@ -192,7 +196,7 @@ pg_concurrency_control_status(PG_FUNCTION_ARGS)
 		values[i++] = Int64GetDatum((int64) s.resumed);
 		values[i++] = BoolGetDatum(s.auto_on);
 		put_auto_inputs(&s, values + i, nulls + i);
-		i += 5;
+		i += 6;
 		i = Min(i, natts);
 		Assert(i == natts);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
@@ -356,7 +360,11 @@ pg_concurrency_control_check(PG_FUNCTION_ARGS)
  * Each holder past the knee adds hidden_ms to every hold outside the
  * service time (as runnable backends take CPU from clients on the same
  * machine): throughput falls past the knee while service time does not
- * show why.  1.4's definition, without hidden_ms, is served too.
+ * show why.  A negative hidden_ms is a gain service time does not show:
+ * each holder past the knee shortens every hold by that much (holders that
+ * wait for a CPU overlap their clients' round trips), down to half its
+ * service time, so throughput still rises where service time says stop.
+ * 1.4's definition, without hidden_ms, is served too.
  */
 Datum
 pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
@@ -399,10 +407,10 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("auto_min, auto_max and start must be at least 1")));
-	if (client_ms < 0 || hidden_ms < 0)
+	if (client_ms < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("client_ms and hidden_ms must not be negative")));
+				 errmsg("client_ms must not be negative")));
 
 	pcc_auto_start(&st, (uint32) start, (uint32) auto_min, (uint32) auto_max, now);
 	for (int step = 0; step < nunloaded; step++)
@@ -415,6 +423,7 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 		bool		nulls[SIMULATE_COLS] = {0};
 		double		service_us;
 		double		at_server;
+		double		hold_us;
 		double		done;
 
 		if (base_ms <= 0 || capacity < 1)
@@ -426,9 +435,9 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 		at_server = limit * base_ms / (base_ms + client_ms);
 		service_us = 1000.0 * (at_server <= capacity ? base_ms :
 							   base_ms * limit / capacity - client_ms);
-		done = rint(limit * interval_s * 1e6 /
-					(service_us + 1000.0 * (client_ms +
-											hidden_ms * Max(0, (int32) limit - capacity))));
+		hold_us = service_us + 1000.0 * (client_ms +
+										 hidden_ms * Max(0, (int32) limit - capacity));
+		done = rint(limit * interval_s * 1e6 / Max(hold_us, service_us / 2));
 		/* what this interval brought, added to what is not consumed yet */
 		s.seconds = pending.seconds + interval_s;
 		s.done = pending.done + (uint64) done;

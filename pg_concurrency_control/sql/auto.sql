@@ -41,6 +41,19 @@ SELECT mode() WITHIN GROUP (ORDER BY max_concurrency) AS usual,
          array_fill(8, ARRAY[300]), 2, 64, 64, 0, 0.02)
  WHERE step > 100;
 
+-- And where service time overstates what more holders cost (hidden_ms
+-- -0.05: each holder past the knee shortens every hold, as holders that
+-- wait for a CPU overlap their clients' round trips), throughput still
+-- rises where the band would shrink: 64 runs 8% faster than 32, where work
+-- runs four times as slow as unloaded.  The trials keep twice the band's
+-- 31 and the band may not shrink below it (before it could: settled at 30,
+-- 0.92 of best).
+SELECT mode() WITHIN GROUP (ORDER BY max_concurrency) AS usual,
+       round((avg(throughput) / 12310)::numeric, 2) AS of_best
+  FROM pg_concurrency_control_auto_simulate(array_fill(1.0::float8, ARRAY[300]),
+         array_fill(8, ARRAY[300]), 2, 64, 64, 0, -0.05)
+ WHERE step > 100;
+
 -- The bounds hold: a knee above auto_max stops at auto_max; a knee below
 -- auto_min never takes the limit under auto_min.
 SELECT min(lim), max(lim) FROM pcc_sim(steps(100, 1.0), steps(100, 32), 2, 6) WHERE step > 1;
@@ -99,7 +112,6 @@ SELECT * FROM pcc_sim(ARRAY[1.0, -1.0], ARRAY[8, 8]);
 SELECT * FROM pcc_sim(ARRAY[1.0], ARRAY[0]);
 SELECT * FROM pcc_sim(ARRAY[1.0], ARRAY[8], 0, 8);
 SELECT * FROM pg_concurrency_control_auto_simulate(ARRAY[1.0], ARRAY[8], 2, 8, 8, -1);
-SELECT * FROM pg_concurrency_control_auto_simulate(ARRAY[1.0], ARRAY[8], 2, 8, 8, 0, -1);
 DROP FUNCTION pcc_sim, steps(int, float8), steps(int, int);
 
 -- Gates with a static limit show no controller state.

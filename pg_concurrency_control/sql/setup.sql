@@ -13,14 +13,16 @@ ALTER EXTENSION pg_concurrency_control UPDATE TO '1.3';
 SELECT gate, auto, baseline_ms FROM pg_concurrency_control WHERE gate = 'query';
 ALTER EXTENSION pg_concurrency_control UPDATE TO '1.4';
 SELECT gate, auto, yielding FROM pg_concurrency_control WHERE gate = 'query';
+ALTER EXTENSION pg_concurrency_control UPDATE TO '1.5';
+SELECT gate, auto, ceiling FROM pg_concurrency_control WHERE gate = 'query';
 ALTER EXTENSION pg_concurrency_control UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'pg_concurrency_control';
 -- 1.2: the slots kept between the transactions of a turn.
 SELECT gate, lingering, resumed FROM pg_concurrency_control ORDER BY gate;
 SELECT gate, max_concurrency FROM pg_concurrency_control ORDER BY gate;
--- 1.4: whether an auto gate yields; 1.5: the ceiling its throughput
--- trials allow; NULL on static gates.
-SELECT gate, auto, yielding, ceiling FROM pg_concurrency_control ORDER BY gate;
+-- 1.4: whether an auto gate yields; 1.5 and 1.6: the ceiling and floor
+-- its throughput trials allow; NULL on static gates.
+SELECT gate, auto, yielding, ceiling, floor FROM pg_concurrency_control ORDER BY gate;
 SELECT * FROM pg_concurrency_control_check();
 -- This session runs the query, so exactly one query slot is in use.
 SELECT gate, running, waiting FROM pg_concurrency_control ORDER BY gate;

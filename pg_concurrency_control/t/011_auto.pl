@@ -75,8 +75,8 @@ my ($baseline, $service, $tput) = split /\|/, $node->safe_psql('pccmon',
 ok($baseline >= 20 && $baseline < 200,
 	"sleep: the baseline is the service time of one transaction ($baseline ms)");
 ok($tput > 0, "sleep: throughput is shown ($tput/s)");
-is(gate_value($node, 'transaction', 'ceiling'), '16',
-	'sleep: work under 1000 releases a second runs no throughput trials (ceiling auto_max)');
+is(gate_value($node, 'transaction', 'ceiling') . '/' . gate_value($node, 'transaction', 'floor'),
+	'16/2', 'sleep: work under 1000 releases a second runs no throughput trials (ceiling auto_max, floor auto_min)');
 no_problems($node, 'the sleep load');
 
 # --- holders waiting for their client (pgbench's \sleep, between
