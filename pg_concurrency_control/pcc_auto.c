@@ -215,6 +215,7 @@ trial_at_once(PccAutoState *st, bool lower, TimestampTz now)
 
 /*
  * Which way the next trial goes: on the way a kept limit went, at once;
+ * after a lost lower one, higher at once (the knee is not below);
  * otherwise higher, unless a lower trial is due.
  */
 static void
@@ -229,21 +230,36 @@ plan_next_trial(PccAutoState *st, bool lower, bool keep, TimestampTz now)
 	{
 		st->down_gap_ms = Min(2 * st->down_gap_ms, TRIAL_GAP_MAX_MS);
 		st->next_down_trial = TimestampTzPlusMilliseconds(now, st->down_gap_ms);
+		st->trial_down = false;
+		st->next_trial = now;
+		return;
 	}
 	st->trial_down = TimestampTzPlusMilliseconds(now, TRIAL_GAP_MS) >= st->next_down_trial;
 }
 
+/* The limit a trial of base compares it with: half or twice it, in bounds. */
+static double
+trial_other(double base, bool lower, uint32 min, uint32 max)
+{
+	return clamp_limit(lower ? rint(base / 2) : base * 2, min, max);
+}
+
 /*
- * Start a throughput trial of the limit against half of it, or twice it,
- * unless that other limit is out of bounds: then plan the next.
+ * Start a throughput trial of the limit against half of it, or twice it.
+ * At a bound, the trial goes the other way at once (a lower one only when
+ * due); if it cannot either, plan the next.
  */
 static void
 start_trial(PccAutoState *st, uint32 min, uint32 max, TimestampTz now)
 {
 	double		base = rint(st->limit);
-	double		other = clamp_limit(st->trial_down ? rint(base / 2) : base * 2,
-									min, max);
+	double		other = trial_other(base, st->trial_down, min, max);
 
+	if (other == base && (st->trial_down || now >= st->next_down_trial))
+	{
+		st->trial_down = !st->trial_down;
+		other = trial_other(base, st->trial_down, min, max);
+	}
 	if (other == base)
 	{
 		plan_next_trial(st, st->trial_down, false, now);

@@ -62,27 +62,28 @@ SELECT min(lim), max(lim) FROM pcc_sim(steps(50, 1.0), steps(50, 8), 5, 3);
 
 -- A bigger capacity (knee 8 -> 32 at step 100): service time does not
 -- change at the limit of 8, but the next trials of twice the limit (every
--- 3 s) raise it within 5 s; afterwards 0.91 of full throughput, the
--- trials and probes included.
+-- 3 s, and at once after a lost trial of half) raise it within 2 s;
+-- afterwards 0.96 of full throughput, the trials and probes included.
 SELECT min(step) AS settled_at FROM pcc_sim(steps(300, 1.0), steps(100, 8) || steps(200, 32))
  WHERE step > 100 AND throughput >= 0.95 * 32000;
 SELECT round((avg(throughput) / 32000)::numeric, 2) AS of_best,
        count(*) FILTER (WHERE lim = 2) AS probe_steps
   FROM pcc_sim(steps(300, 1.0), steps(100, 8) || steps(200, 32)) WHERE step > 140;
 
--- Slower work (1 ms -> 4 ms at step 150, as when the data stops fitting in
--- memory): service time jumps at a steady limit, which triggers a probe
--- for the new baseline at once; full throughput again within a second.
+-- Slower work (1 ms -> 4 ms at step 130, between trials, as when the data
+-- stops fitting in memory): service time jumps at a steady limit, which
+-- triggers a probe for the new baseline at once; full throughput again
+-- within a second.
 SELECT step, lim, round(service_ms::numeric, 2) AS service_ms, probing
-  FROM pcc_sim(steps(150, 1.0) || steps(150, 4.0), steps(300, 8))
- WHERE step BETWEEN 150 AND 154;
-SELECT min(step) AS settled_at FROM pcc_sim(steps(150, 1.0) || steps(150, 4.0), steps(300, 8))
- WHERE step > 152 AND NOT probing AND throughput >= 0.95 * 2000;
+  FROM pcc_sim(steps(130, 1.0) || steps(170, 4.0), steps(300, 8))
+ WHERE step BETWEEN 130 AND 134;
+SELECT min(step) AS settled_at FROM pcc_sim(steps(130, 1.0) || steps(170, 4.0), steps(300, 8))
+ WHERE step > 132 AND NOT probing AND throughput >= 0.95 * 2000;
 -- Faster work (4 ms -> 1 ms): a probe too, for the new baseline, then at
 -- once a trial of twice the limit (16), since the work changed.
 SELECT step, lim, round(service_ms::numeric, 2) AS service_ms, probing
-  FROM pcc_sim(steps(150, 4.0) || steps(150, 1.0), steps(300, 8))
- WHERE step BETWEEN 150 AND 156;
+  FROM pcc_sim(steps(130, 4.0) || steps(170, 1.0), steps(300, 8))
+ WHERE step BETWEEN 130 AND 136;
 
 -- Holders that also wait for their clients (2 ms per transaction here,
 -- with 1 ms of work and room for 4 at once) load the server only part of
