@@ -129,6 +129,7 @@ typedef struct PccAutoState
 	double		limit;			/* current limit, fractional */
 	double		baseline_us;	/* service time of unloaded work */
 	double		service_us;		/* mean service time, last interval */
+	double		shift_ref_us;	/* service time before a jump, or 0 */
 	double		throughput;		/* completions per second, last interval */
 	bool		drained;		/* at most auto_min ran at the last step */
 	TimestampTz next_probe;		/* when to measure the baseline again */

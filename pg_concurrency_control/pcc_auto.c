@@ -20,8 +20,8 @@
  * at auto_min until the running work has drained to it, takes one
  * interval's service time as the new baseline and restores the limit.  A
  * probe runs when the controller starts, every PCC_AUTO_PROBE_EVERY_MS,
- * and when service time doubles or halves at a steady limit (the work
- * changed).
+ * and when service time doubles or halves at a steady limit for two
+ * intervals (the work changed).
  *
  * Service time does not see everything that more holders cost: a woken
  * backend's wait for a CPU, the CPU that runnable backends take from
@@ -340,17 +340,23 @@ yield_step(PccAutoState *st, uint32 min, uint32 max)
 
 /*
  * Has the work itself changed?  Service time jumping up at a limit that
- * did not grow, or falling by as much, means the baseline is stale: probe
- * now rather than at the next periodic probe, but not more than once per
- * PROBE_GAP_MS.
+ * did not grow, or falling by as much, and staying there for a second
+ * interval, means the baseline is stale: probe now rather than at the next
+ * periodic probe, but not more than once per PROBE_GAP_MS.  One interval
+ * is not enough: at a thousand connections a few holders that waited long
+ * for a CPU double its mean (TPC-B probed every 3 s).
  */
 static bool
-workload_shifted(const PccAutoState *st, double service_us, TimestampTz now)
+workload_shifted(PccAutoState *st, double service_us, TimestampTz now)
 {
-	bool		slower = !st->grew && service_us > SHIFT_FACTOR * st->service_us;
-	bool		faster = service_us * SHIFT_FACTOR < st->service_us;
+	double		ref = st->shift_ref_us > 0 ? st->shift_ref_us : st->service_us;
+	bool		slower = !st->grew && service_us > SHIFT_FACTOR * ref;
+	bool		faster = service_us * SHIFT_FACTOR < ref;
+	bool		jumped = ref > 0 && (slower || faster);
+	bool		confirmed = jumped && st->shift_ref_us > 0;
 
-	return st->service_us > 0 && (slower || faster) &&
+	st->shift_ref_us = jumped && !confirmed ? ref : 0;
+	return confirmed &&
 		TimestampDifferenceExceeds(st->probe_ended, now, PROBE_GAP_MS);
 }
 
@@ -380,8 +386,11 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 		return false;
 
 	service_us = s->service_us / s->done;
-	shifted = st->probe_since == 0 && !st->trial_on && s->saturated &&
-		workload_shifted(st, service_us, now);
+	shifted = false;
+	if (st->probe_since == 0 && !st->trial_on && s->saturated)
+		shifted = workload_shifted(st, service_us, now);
+	else
+		st->shift_ref_us = 0;
 	st->service_us = service_us;
 	st->throughput = s->seconds > 0 ? s->done / s->seconds : 0;
 	st->drained = s->running <= min;
