@@ -35,11 +35,11 @@
  * overlap their clients' round trips: service time rises while throughput
  * still does).  A kept limit is tried again at once the same way.  A
  * higher limit is tried every TRIAL_GAP_MS (it costs little where
- * throughput is flat); a lower one, which costs the
- * most right at the knee, at gaps that double while it loses, up to
- * TRIAL_GAP_MAX_MS.  Alternating cancels the slow drift of a noisy
- * machine.  Work completing fewer than TRIAL_MIN_RATE times a second, and
- * a yielding gate, run no trials.
+ * throughput is flat) and at once after a lost lower one; a lower one,
+ * which costs the most right at the knee, at gaps that double while it
+ * loses, up to TRIAL_GAP_MAX_MS.  Alternating cancels the slow drift of
+ * a noisy machine.  Work completing fewer than TRIAL_MIN_RATE times a
+ * second, and a yielding gate, run no trials.
  *
  * Each gate's controller sees only its own work's slowdown, and a burst
  * of big queries slows the other gates' work more than its own.  So the

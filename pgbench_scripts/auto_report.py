@@ -8,6 +8,7 @@ import sys
 from collections import defaultdict
 
 SKIP_S = 3.0          # seconds at the start of a phase left out
+SETTLED_S = 8.0       # and for the settled column: an auto phase's start too
 AUTO_MIN = 2          # auto_sweep.sh leaves auto_min at its default
 SHIFT_RUNS = ('shift-', 'burst-', 'grow-')  # auto throughout, a shift in the middle
 GATE = {'tpcb': 'transaction', 'simple-update': 'transaction',
@@ -53,9 +54,9 @@ def mean(v):
     return sum(v) / len(v) if v else float('nan')
 
 
-def phase_tps(prog, start, end):
-    """Mean TPS of a phase, its first SKIP_S seconds left out."""
-    return mean([t for e, t in prog if start + SKIP_S <= e <= end])
+def phase_tps(prog, start, end, skip=SKIP_S):
+    """Mean TPS of a phase, its first skip seconds left out."""
+    return mean([t for e, t in prog if start + skip <= e <= end])
 
 
 def limit_summary(series, start, end):
@@ -106,16 +107,19 @@ def sweep_table(out, runs, sweep, lim, sampled):
     rounds = len({p.get('round') or '1' for p in runs[sweep[0]]})
     print('| workload | connections | ' + ' | '.join(f'static {n}' for n in names) +
           ' | auto | auto / best static |' + (' per round |' if rounds > 1 else '') +
-          ' auto limit (median, range) | queued (best static, auto) |')
-    print('|---|---|' + '---|' * (len(names) + 4 + (rounds > 1)))
+          ' settled | auto limit (median, range) | queued (best static, auto) |')
+    print('|---|---|' + '---|' * (len(names) + 5 + (rounds > 1)))
     for run in sweep:
         ps = runs[run]
         prog = progress(out, run)
         tps = defaultdict(list)
+        settled = defaultdict(list)
         by_round = defaultdict(lambda: defaultdict(list))
         for p in ps:
             t = phase_tps(prog, float(p['start']), float(p['end']))
             tps[p['phase']].append(t)
+            settled[p['phase']].append(phase_tps(prog, float(p['start']), float(p['end']),
+                                                 SETTLED_S))
             by_round[p.get('round') or '1'][p['phase']].append(t)
         static = [mean(tps[n]) for n in names]
         best, auto = max(static), mean(tps['auto'])
@@ -128,8 +132,9 @@ def sweep_table(out, runs, sweep, lim, sampled):
                            for n in (best_name, 'auto'))
         cells = ' | '.join(f'**{t:.0f}**' if t == best else f'{t:.0f}' for t in static)
         spread = f' {round_spread(by_round, best_name)} |' if rounds > 1 else ''
+        late = mean(settled['auto']) / max(mean(settled[n]) for n in names)
         print(f'| {ps[0]["workload"]} | {ps[0]["conns"]} | {cells} | {auto:.0f} | '
-              f'{auto / best:.2f} |{spread} {auto_limit} | {queued} |')
+              f'{auto / best:.2f} |{spread} {late:.2f} | {auto_limit} | {queued} |')
     print()
     first = [p['phase'] for p in runs[sweep[0]] if (p.get('round') or '1') == '1']
     print('Phases run in the order ' + ', '.join(first) +
@@ -141,7 +146,9 @@ def sweep_table(out, runs, sweep, lim, sampled):
     if rounds > 1:
         print('Per round: auto / best static within')
         print('each round (lowest..highest, and the standard error of their mean).', end=' ')
-    print('Queued: the share of')
+    print(f'Settled: auto / best static over every phase but its first {SETTLED_S:.0f} s, for')
+    print('auto the part after its start (a reload to -1 restarts the controller: a probe, the')
+    print('band and the first trials), for static limits the same seconds. Queued: the share of')
     print("the sampler's readings (every 200 ms) that found sessions waiting at the")
     print("workload's gate; where the best static limit queues nobody, static limits at or")
     print('above it and auto run alike, and their spread is the noise of the machine.')
