@@ -239,7 +239,7 @@ plan_next_trial(PccAutoState *st, bool lower, bool keep, TimestampTz now)
 
 /* The limit a trial of base compares it with: half or twice it, in bounds. */
 static double
-trial_other(double base, bool lower, uint32 min, uint32 max)
+other_limit(double base, bool lower, uint32 min, uint32 max)
 {
 	return clamp_limit(lower ? rint(base / 2) : base * 2, min, max);
 }
@@ -253,12 +253,12 @@ static void
 start_trial(PccAutoState *st, uint32 min, uint32 max, TimestampTz now)
 {
 	double		base = rint(st->limit);
-	double		other = trial_other(base, st->trial_down, min, max);
+	double		other = other_limit(base, st->trial_down, min, max);
 
 	if (other == base && (st->trial_down || now >= st->next_down_trial))
 	{
 		st->trial_down = !st->trial_down;
-		other = trial_other(base, st->trial_down, min, max);
+		other = other_limit(base, st->trial_down, min, max);
 	}
 	if (other == base)
 	{
@@ -312,13 +312,14 @@ trial_step(PccAutoState *st, const PccAutoSample *s, TimestampTz now)
 	keep = lower ? other_rate >= base_rate :
 		other_rate > base_rate * (1 + TRIAL_HIGHER_MARGIN);
 	if (keep)
+	{
 		st->ceiling = st->trial_other;
-	else if (!lower)
-		st->ceiling = st->trial_base;
-	/* a higher limit that raised throughput stays, slower service or not */
-	if (keep)
+		/* a higher limit that raised throughput stays, slower service or not */
 		st->trial_floor = lower ? Min(st->trial_floor, st->trial_other) :
 			st->trial_other;
+	}
+	else if (!lower)
+		st->ceiling = st->trial_base;
 	end_trial(st, keep ? st->trial_other : st->trial_base, now);
 	plan_next_trial(st, lower, keep, now);
 }

@@ -33,6 +33,7 @@ PG_FUNCTION_INFO_V1(pg_concurrency_control_auto_simulate);
 #define STATUS_COLS_V1_3	21
 #define STATUS_COLS_V1_2	17
 #define STATUS_COLS_V1_0	15
+#define AUTO_INPUT_COLS		6	/* status: baseline_ms .. floor */
 #define BACKENDS_COLS	7
 #define BACKENDS_COLS_V1_1	6
 #define BACKENDS_COLS_V1_0	4
@@ -130,8 +131,11 @@ snapshot_gate(PccGateId id, GateSnapshot *s)
 	SpinLockRelease(&gate->mutex);
 }
 
-/* The controller's inputs and verdict, NULL unless the gate is auto and has run. */
-static void
+/*
+ * The controller's inputs and verdict, NULL unless the gate is auto and has
+ * run.  Returns the number of columns filled.
+ */
+static int
 put_auto_inputs(const GateSnapshot *s, Datum *values, bool *nulls)
 {
 	const PccAutoState *st = &s->auto_state;
@@ -143,8 +147,9 @@ put_auto_inputs(const GateSnapshot *s, Datum *values, bool *nulls)
 	values[3] = BoolGetDatum(st->yielding);
 	values[4] = Int32GetDatum((int32) rint(st->ceiling));
 	values[5] = Int32GetDatum((int32) rint(st->trial_floor));
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < AUTO_INPUT_COLS; i++)
 		nulls[i] = none;
+	return AUTO_INPUT_COLS;
 }
 
 /*
@@ -195,8 +200,7 @@ pg_concurrency_control_status(PG_FUNCTION_ARGS)
 		values[i++] = Int32GetDatum(s.lingering);
 		values[i++] = Int64GetDatum((int64) s.resumed);
 		values[i++] = BoolGetDatum(s.auto_on);
-		put_auto_inputs(&s, values + i, nulls + i);
-		i += 6;
+		i += put_auto_inputs(&s, values + i, nulls + i);
 		i = Min(i, natts);
 		Assert(i == natts);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

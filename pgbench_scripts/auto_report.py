@@ -80,11 +80,22 @@ def main(out):
         plot(out, run, ps, lim[GATE.get(ps[0]['workload'], 'transaction')])
 
 
+def in_phases(series, ps):
+    """The readings of series (epoch first) within the given phases, their
+    first SKIP_S seconds left out."""
+    return [r for p in ps for r in series
+            if float(p['start']) + SKIP_S <= r[0] <= float(p['end'])]
+
+
+def round_of(p):
+    """The round a phase ran in (1 without --rounds)."""
+    return p.get('round') or '1'
+
+
 def queued_share(sampled, gate, ps):
     """Share of the sampler's readings, over the given phases but their first
     SKIP_S seconds, that found sessions queued at the gate."""
-    seen = [q for p in ps for e, l, r, q in sampled[gate]
-            if float(p['start']) + SKIP_S <= e <= float(p['end'])]
+    seen = [q for e, l, r, q in in_phases(sampled[gate], ps)]
     return f'{100 * sum(1 for q in seen if q > 0) / len(seen):.0f}%' if seen else '-'
 
 
@@ -104,7 +115,7 @@ def sweep_table(out, runs, sweep, lim, sampled):
     A setting that ran in several phases (--abba, --rounds) shows the mean of
     their TPS; with rounds, the spread of auto / best static over them."""
     names = list(dict.fromkeys(p['phase'] for p in runs[sweep[0]] if p['phase'] != 'auto'))
-    rounds = len({p.get('round') or '1' for p in runs[sweep[0]]})
+    rounds = len({round_of(p) for p in runs[sweep[0]]})
     print('| workload | connections | ' + ' | '.join(f'static {n}' for n in names) +
           ' | auto | auto / best static |' + (' per round |' if rounds > 1 else '') +
           ' settled | auto limit (median, range) | queued (best static, auto) |')
@@ -120,13 +131,12 @@ def sweep_table(out, runs, sweep, lim, sampled):
             tps[p['phase']].append(t)
             settled[p['phase']].append(phase_tps(prog, float(p['start']), float(p['end']),
                                                  SETTLED_S))
-            by_round[p.get('round') or '1'][p['phase']].append(t)
+            by_round[round_of(p)][p['phase']].append(t)
         static = [mean(tps[n]) for n in names]
         best, auto = max(static), mean(tps['auto'])
         best_name = names[static.index(best)]
         gate = GATE.get(ps[0]['workload'], 'transaction')
-        seen = [l for p in ps if p['phase'] == 'auto' for e, l in lim[gate]
-                if float(p['start']) + SKIP_S <= e <= float(p['end'])]
+        seen = [l for e, l in in_phases(lim[gate], [p for p in ps if p['phase'] == 'auto'])]
         auto_limit = f'{median(seen)} ({min(seen)}..{max(seen)})' if seen else '-'
         queued = ', '.join(queued_share(sampled, gate, [p for p in ps if p['phase'] == n])
                            for n in (best_name, 'auto'))
@@ -136,7 +146,7 @@ def sweep_table(out, runs, sweep, lim, sampled):
         print(f'| {ps[0]["workload"]} | {ps[0]["conns"]} | {cells} | {auto:.0f} | '
               f'{auto / best:.2f} |{spread} {late:.2f} | {auto_limit} | {queued} |')
     print()
-    first = [p['phase'] for p in runs[sweep[0]] if (p.get('round') or '1') == '1']
+    first = [p['phase'] for p in runs[sweep[0]] if round_of(p) == '1']
     print('Phases run in the order ' + ', '.join(first) +
           (f', in {rounds} rounds, each rotated by one setting (the first of a round'
            ' moves to its end)' if rounds > 1 else '') + '; an auto phase starts')
