@@ -149,6 +149,8 @@ typedef struct PccAutoState
 	TimestampTz next_down_trial;	/* when a trial may try lower again */
 	int			down_gap_ms;	/* time between rejected lower trials */
 	bool		trial_down;		/* the next (or current) trial tries lower */
+	double		trial_ratio;	/* a trial compares limit and limit*ratio^+-1 */
+	bool		trial_lost;		/* the last trial's other limit lost */
 	bool		trial_on;		/* a throughput trial is under way */
 	double		trial_base;		/* the limit on trial */
 	double		trial_other;	/* and the one it is compared with */

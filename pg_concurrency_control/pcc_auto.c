@@ -27,8 +27,9 @@
  * backend's wait for a CPU, the CPU that runnable backends take from
  * clients on the same machine, the wake-ups of a queue.  So throughput has
  * the last word: a saturated gate runs trials that alternate, interval by
- * interval, between its limit and half of it, or twice it, and compare
- * the throughput of both.  The lower limit is kept unless it is worse,
+ * interval, between its limit and half of it, or twice it (after two
+ * lost trials in a row, the limit over or times the square root of two),
+ * and compare the throughput of both.  The lower limit is kept unless it is worse,
  * the higher only if it is measurably better; the verdict is the
  * ceiling the band may grow the limit to, and a kept higher limit is also
  * the floor it may shrink to (holders that wait for a CPU run slower, yet
@@ -118,6 +119,15 @@
 #define TRIAL_MIN_RATE		1000
 #define TRIAL_HIGHER_MARGIN 0.03
 
+/*
+ * A trial compares the limit with half or twice it; after two lost trials
+ * in a row (the knee is near), with the limit over or times
+ * TRIAL_RATIO_NEAR until a trial is kept: a closer limit costs less while
+ * it is tried and loses, and a knee between powers of two is found.
+ */
+#define TRIAL_RATIO_FAR		2.0
+#define TRIAL_RATIO_NEAR	M_SQRT2
+
 static double
 clamp_limit(double limit, uint32 min, uint32 max)
 {
@@ -146,6 +156,7 @@ pcc_auto_start(PccAutoState *st, uint32 limit, uint32 min, uint32 max,
 	st->ceiling = max;
 	st->trial_floor = min;
 	st->trial_down = true;
+	st->trial_ratio = TRIAL_RATIO_FAR;
 	st->next_trial = TimestampTzPlusMilliseconds(now, TRIAL_GAP_MS);
 	st->down_gap_ms = TRIAL_GAP_MS;
 	start_probe(st, min, now);
@@ -203,11 +214,16 @@ adjust_limit(PccAutoState *st, const PccAutoSample *s, uint32 min, uint32 max)
 	st->limit = clamp_limit(limit, min, max);
 }
 
-/* The next trial goes this way at once, and a lower one is due again. */
+/*
+ * The next trial goes this way at once, as far as at first, and a lower
+ * one is due again.
+ */
 static void
 trial_at_once(PccAutoState *st, bool lower, TimestampTz now)
 {
 	st->trial_down = lower;
+	st->trial_ratio = TRIAL_RATIO_FAR;
+	st->trial_lost = false;
 	st->next_trial = now;
 	st->down_gap_ms = TRIAL_GAP_MS;
 	st->next_down_trial = now;
@@ -237,15 +253,15 @@ plan_next_trial(PccAutoState *st, bool lower, bool keep, TimestampTz now)
 	st->trial_down = TimestampTzPlusMilliseconds(now, TRIAL_GAP_MS) >= st->next_down_trial;
 }
 
-/* The limit a trial of base compares it with: half or twice it, in bounds. */
+/* The limit a trial of base compares it with: base over or times ratio. */
 static double
-other_limit(double base, bool lower, uint32 min, uint32 max)
+other_limit(double base, double ratio, bool lower, uint32 min, uint32 max)
 {
-	return clamp_limit(lower ? rint(base / 2) : base * 2, min, max);
+	return clamp_limit(rint(lower ? base / ratio : base * ratio), min, max);
 }
 
 /*
- * Start a throughput trial of the limit against half of it, or twice it.
+ * Start a throughput trial of the limit against a lower or higher one.
  * At a bound, the trial goes the other way at once (a lower one only when
  * due); if it cannot either, plan the next.
  */
@@ -253,12 +269,13 @@ static void
 start_trial(PccAutoState *st, uint32 min, uint32 max, TimestampTz now)
 {
 	double		base = rint(st->limit);
-	double		other = other_limit(base, st->trial_down, min, max);
+	double		other = other_limit(base, st->trial_ratio, st->trial_down,
+									min, max);
 
 	if (other == base && (st->trial_down || now >= st->next_down_trial))
 	{
 		st->trial_down = !st->trial_down;
-		other = other_limit(base, st->trial_down, min, max);
+		other = other_limit(base, st->trial_ratio, st->trial_down, min, max);
 	}
 	if (other == base)
 	{
@@ -320,6 +337,9 @@ trial_step(PccAutoState *st, const PccAutoSample *s, TimestampTz now)
 	}
 	else if (!lower)
 		st->ceiling = st->trial_base;
+	if (!keep && st->trial_lost)
+		st->trial_ratio = TRIAL_RATIO_NEAR;
+	st->trial_lost = !keep;
 	end_trial(st, keep ? st->trial_other : st->trial_base, now);
 	plan_next_trial(st, lower, keep, now);
 }

@@ -41,6 +41,20 @@ SELECT mode() WITHIN GROUP (ORDER BY max_concurrency) AS usual,
          array_fill(8, ARRAY[300]), 2, 64, 64, 0, 0.02)
  WHERE step > 100;
 
+-- After two lost trials in a row (the knee is near), the trials compare
+-- the limit with it over and times the square root of two instead of half
+-- and twice it: closer limits cost less where they lose, and find a knee
+-- between powers of two.  At the knee of 8 they try 6 and 11 (were 4 and
+-- 16); at a knee of 11, with the hidden cost above, they keep 14, 0.92 of
+-- best (half and twice alone: 10, 0.88).
+SELECT array_agg(DISTINCT lim) FILTER (WHERE lim > 2) AS tried
+  FROM pcc_sim(steps(300, 1.0), steps(300, 8)) WHERE step > 200;
+SELECT mode() WITHIN GROUP (ORDER BY max_concurrency) AS usual,
+       round((avg(throughput) / 11000)::numeric, 2) AS of_best
+  FROM pg_concurrency_control_auto_simulate(array_fill(1.0::float8, ARRAY[600]),
+         array_fill(11, ARRAY[600]), 2, 64, 64, 0, 0.02)
+ WHERE step > 100;
+
 -- And where service time overstates what more holders cost (hidden_ms
 -- -0.05: each holder past the knee shortens every hold, as holders that
 -- wait for a CPU overlap their clients' round trips), throughput still
