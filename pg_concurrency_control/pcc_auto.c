@@ -29,9 +29,9 @@
  * the last word: a saturated gate runs trials that alternate, interval by
  * interval, between its limit and half of it, or twice it (after two
  * lost trials in a row, the limit over or times the square root of two),
- * and compare the throughput of both.  The lower limit is kept unless it is worse,
- * the higher only if it is measurably better; the verdict is the
- * ceiling the band may grow the limit to, and a kept higher limit is also
+ * and compare the throughput of both.  The lower limit is kept unless it
+ * is worse, the higher only if it is measurably better; the verdict is
+ * the ceiling the band may grow the limit to, and a kept higher limit is also
  * the floor it may shrink to (holders that wait for a CPU run slower, yet
  * overlap their clients' round trips: service time rises while throughput
  * still does).  A kept limit is tried again at once the same way.  A
