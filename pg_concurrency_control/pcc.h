@@ -149,8 +149,7 @@ typedef struct PccAutoState
 	TimestampTz next_down_trial;	/* when a trial may try lower again */
 	int			down_gap_ms;	/* time between rejected lower trials */
 	bool		trial_down;		/* the next (or current) trial tries lower */
-	double		trial_ratio;	/* a trial compares limit and limit*ratio^+-1 */
-	bool		trial_lost;		/* the last trial's other limit lost */
+	int			trials_lost;	/* lost in a row since one was kept */
 	bool		trial_on;		/* a throughput trial is under way */
 	double		trial_base;		/* the limit on trial */
 	double		trial_other;	/* and the one it is compared with */

@@ -156,7 +156,6 @@ pcc_auto_start(PccAutoState *st, uint32 limit, uint32 min, uint32 max,
 	st->ceiling = max;
 	st->trial_floor = min;
 	st->trial_down = true;
-	st->trial_ratio = TRIAL_RATIO_FAR;
 	st->next_trial = TimestampTzPlusMilliseconds(now, TRIAL_GAP_MS);
 	st->down_gap_ms = TRIAL_GAP_MS;
 	start_probe(st, min, now);
@@ -222,8 +221,7 @@ static void
 trial_at_once(PccAutoState *st, bool lower, TimestampTz now)
 {
 	st->trial_down = lower;
-	st->trial_ratio = TRIAL_RATIO_FAR;
-	st->trial_lost = false;
+	st->trials_lost = 0;
 	st->next_trial = now;
 	st->down_gap_ms = TRIAL_GAP_MS;
 	st->next_down_trial = now;
@@ -253,10 +251,16 @@ plan_next_trial(PccAutoState *st, bool lower, bool keep, TimestampTz now)
 	st->trial_down = TimestampTzPlusMilliseconds(now, TRIAL_GAP_MS) >= st->next_down_trial;
 }
 
-/* The limit a trial of base compares it with: base over or times ratio. */
+/*
+ * The limit a trial of base compares it with: half or twice it, or once
+ * two trials in a row have lost, base over or times TRIAL_RATIO_NEAR.
+ */
 static double
-other_limit(double base, double ratio, bool lower, uint32 min, uint32 max)
+other_limit(const PccAutoState *st, double base, bool lower, uint32 min,
+			uint32 max)
 {
+	double		ratio = st->trials_lost >= 2 ? TRIAL_RATIO_NEAR : TRIAL_RATIO_FAR;
+
 	return clamp_limit(rint(lower ? base / ratio : base * ratio), min, max);
 }
 
@@ -269,13 +273,12 @@ static void
 start_trial(PccAutoState *st, uint32 min, uint32 max, TimestampTz now)
 {
 	double		base = rint(st->limit);
-	double		other = other_limit(base, st->trial_ratio, st->trial_down,
-									min, max);
+	double		other = other_limit(st, base, st->trial_down, min, max);
 
 	if (other == base && (st->trial_down || now >= st->next_down_trial))
 	{
 		st->trial_down = !st->trial_down;
-		other = other_limit(base, st->trial_ratio, st->trial_down, min, max);
+		other = other_limit(st, base, st->trial_down, min, max);
 	}
 	if (other == base)
 	{
@@ -337,9 +340,8 @@ trial_step(PccAutoState *st, const PccAutoSample *s, TimestampTz now)
 	}
 	else if (!lower)
 		st->ceiling = st->trial_base;
-	if (!keep && st->trial_lost)
-		st->trial_ratio = TRIAL_RATIO_NEAR;
-	st->trial_lost = !keep;
+	if (!keep)
+		st->trials_lost++;
 	end_trial(st, keep ? st->trial_other : st->trial_base, now);
 	plan_next_trial(st, lower, keep, now);
 }
