@@ -29,7 +29,7 @@
 # Writes results/auto-<timestamp>/report.md, phases.csv, limits.csv and
 # limits-<workload>-<conns>.svg.
 #
-#   sudo pgbench_scripts/auto_sweep.sh --quick     64 and 1024, three workloads, 10 s phases, shift, burst
+#   pgbench_scripts/auto_sweep.sh --quick     64 and 1024, three workloads, 10 s phases, shift, burst
 #   options: --conns "64 256 1024" --workloads "tpcb select-only simple-update"
 #            --limits "4 8 16 32" --phase S (12) --scale N (10) --shift --burst
 #            --grow --grow-scale N (150) --abba --rounds N (1)

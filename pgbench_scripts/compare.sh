@@ -3,8 +3,8 @@
 # on one throwaway cluster (restarted with and without the preload), with
 # stock pgbench TPC-B -M prepared.  Builds and installs the module first.
 #
-#   sudo pgbench_scripts/compare.sh --quick        64 and 1024 clients, 20 s steps
-#   sudo pgbench_scripts/compare.sh --clients "8 64 256 1024" --duration 60 --limit 16 --quantum 100
+#   pgbench_scripts/compare.sh --quick        64 and 1024 clients, 20 s steps
+#   pgbench_scripts/compare.sh --clients "8 64 256 1024" --duration 60 --limit 16 --quantum 100
 #
 # Prints a table and writes it to pgbench_scripts/results/<timestamp>/.
 set -euo pipefail

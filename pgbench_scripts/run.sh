@@ -4,8 +4,8 @@
 # series of connection counts, measured with pccload; writes
 # results/<timestamp>/report.md with tables and SVG plots.
 #
-#   sudo pgbench_scripts/run.sh --quick            64, 256, 1024; 10 s steps; a few minutes
-#   sudo pgbench_scripts/run.sh                    64..16384 (capped by the machine), 60 s steps
+#   pgbench_scripts/run.sh --quick            64, 256, 1024; 10 s steps; a few minutes
+#   pgbench_scripts/run.sh                    64..16384 (capped by the machine), 60 s steps
 #   options: --from N --to N --step-factor N (2) --duration S --scale N --limit N
 #            --queue-order fifo|warm --warm-max-wait MS
 #            --quantum MS (100, the README's advice for back-to-back load; 0 = hand off each transaction)

@@ -5,10 +5,10 @@
 # seconds under load, and all of them once the load has stopped; the first
 # violation stops the soak with exit status 1.  Not part of the test suite.
 #
-#   sudo pgbench_scripts/soak.sh                      2000 connections, 10 minutes
-#   sudo pgbench_scripts/soak.sh --clients 500 --minutes 2
-#   sudo pgbench_scripts/soak.sh --quantum 100      turns on; reloads vary it in 0..2x
-#   sudo pgbench_scripts/soak.sh --mixed            workload groups, priorities, and
+#   pgbench_scripts/soak.sh                      2000 connections, 10 minutes
+#   pgbench_scripts/soak.sh --clients 500 --minutes 2
+#   pgbench_scripts/soak.sh --quantum 100      turns on; reloads vary it in 0..2x
+#   pgbench_scripts/soak.sh --mixed            workload groups, priorities, and
 #                                                   reloads that set auto limits (-1) and
 #                                                   add, resize and remove groups
 set -euo pipefail

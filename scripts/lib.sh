@@ -25,7 +25,7 @@ PG_BINDIR=/usr/lib/postgresql/15/bin
 build_and_install() {
 	local src=$1
 	make -s -C "$src" clean >/dev/null
-	make -s -C "$src" >/dev/null && make -s -C "$src" install >/dev/null
+	make -s -C "$src" COPT=-Werror >/dev/null && make -s -C "$src" install >/dev/null
 }
 
 # --- throwaway clusters for the benchmark and soak scripts -------------------
@@ -106,7 +106,7 @@ check_huge_pages() {
 prepare_as_root() {
 	[ "$(id -u)" -eq 0 ] || { echo "run as root" >&2; exit 2; }
 	ensure_packages "${PCC_PACKAGES[@]}" "$@" || exit 2
-	build_and_install "$ROOT/pg_concurrency_control" || { echo "build failed" >&2; exit 2; }
+	build_and_install "$ROOT" || { echo "build failed" >&2; exit 2; }
 }
 
 # postgresql.conf lines: all four gate limits set to $1, queue order $2,

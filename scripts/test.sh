@@ -4,22 +4,23 @@
 # TAP tests as the postgres OS user on throwaway instances.
 # Ends with a line "N passed, N failed"; exits non-zero if anything failed.
 #
-#   sudo scripts/test.sh              everything
-#   sudo scripts/test.sh t/001_gates.pl   one TAP file (and pg_regress)
+#   scripts/test.sh                   everything (as root)
+#   scripts/test.sh t/001_gates.pl    one TAP file (and pg_regress)
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/scripts/lib.sh"
 
 [ "$(id -u)" -eq 0 ] || { echo "run as root (it installs packages and switches to postgres)" >&2; exit 2; }
 ensure_packages "${PCC_PACKAGES[@]}" || exit 2
-build_and_install "$ROOT/pg_concurrency_control" &&
+build_and_install "$ROOT" &&
 	make -s -C "$ROOT/pgbench_scripts" pccload >/dev/null ||
 	{ echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
 
 # pg_regress and initdb refuse root: run from a copy postgres owns.
 WORK=$(mktemp -d /tmp/pcc-test.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
-cp -r "$ROOT/pg_concurrency_control" "$WORK/ext"
+mkdir "$WORK/ext"
+(cd "$ROOT" && cp -r Makefile ./*.control ./*.sql pg_concurrency_control sql expected t "$WORK/ext/")
 cp "$ROOT/pgbench_scripts/pccload" "$WORK/"
 chown -R postgres "$WORK"
 as_pg() { runuser -u postgres -- "$@"; }

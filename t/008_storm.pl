@@ -23,7 +23,7 @@ my $node = pcc_node('storm',
 	"deadlock_timeout = '10min'");
 $node->safe_psql('postgres',
 	'CREATE TABLE adm (ticket bigint, turn bigint); CREATE TABLE w (x int); INSERT INTO w VALUES (0)');
-my $pccload = $ENV{PCCLOAD} // "$FindBin::RealBin/../../pgbench_scripts/pccload";
+my $pccload = $ENV{PCCLOAD} // "$FindBin::RealBin/../pgbench_scripts/pccload";
 my @load = ($pccload, '-h', $node->host, '-p', $node->port, '-U', $ENV{USER} // 'postgres',
 	'-j', '2', '-P', '0', '-s', '1', '-w', 'admission-log', '-M', 'prepared');
 

@@ -27,7 +27,7 @@ $node->safe_psql('pccmon', 'SELECT pg_concurrency_control_reset()');
 # hammer keeps its 200 connections.  Each block that waited logs the ticket
 # it drew on joining the queue and the turn it was granted, both numbered
 # by the gate under its spinlock.
-my $pccload = $ENV{PCCLOAD} // "$FindBin::RealBin/../../pgbench_scripts/pccload";
+my $pccload = $ENV{PCCLOAD} // "$FindBin::RealBin/../pgbench_scripts/pccload";
 ok(-x $pccload, "load generator at $pccload");
 my ($out, $err) = ('', '');
 my $bench = IPC::Run::start(
