@@ -13,7 +13,7 @@ DATA = $(wildcard pg_concurrency_control--*.sql)
 PGFILEDESC = "pg_concurrency_control - admission control gates"
 
 # pg_regress and TAP run their own instance with the module preloaded.
-REGRESS = setup guc classify nested auto interface
+REGRESS = setup guc classify nested xact auto interface
 REGRESS_OPTS = --temp-config=$(srcdir)/t/pcc_test.conf --temp-instance=./tmp_check
 TAP_TESTS = 1
 

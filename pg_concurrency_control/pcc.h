@@ -16,28 +16,47 @@
  *   decrements, or takes the mutex and hands its slot to a waiter: no
  *   wake-up can be lost and no newcomer can barge past the queue.
  * - PccGate.queues, the queue_ fields of PccBackend and the counters in the
- *   second half of PccGate are protected by PccGate.mutex.
- * - PccGate.limit and PccGate.stuck are plain atomics: limit is written by
- *   GUC assign hooks (postmaster and backends, all writing the same value),
- *   stuck only by the watchdog worker.
- * - PccBackend.held, held_since, held_ticket and held_turn are written only
- *   by the owning backend; others read them racily for monitoring and for
- *   the deadlock escape.
+ *   second half of PccGate are protected by PccGate.mutex.  Nothing under a
+ *   gate mutex reads a clock, allocates, logs or sleeps: callers read the
+ *   clock before they take it, and every walk under it is bounded by the
+ *   work it hands out (WAKE_BATCH grants) or the lingering list.
+ * - PccBackend.status goes QUEUED -> GRANTED only under the gate mutex, by
+ *   whoever grants, after a write barrier that publishes granted_turn and
+ *   granted_at; the waiter reads them after a read barrier.  The owner
+ *   resets status to NONE: under the mutex when it leaves the queue itself,
+ *   without it once granted, since nobody else touches a granted entry.
+ * - PccBackend.held, held_since, held_ticket, held_turn and turn_start are
+ *   written only by the owning backend; others read them racily for
+ *   monitoring and for the deadlock escape.
  * - PccGate.tickets and turns number queue entries and grants; they are
  *   bumped under the mutex and copied into the waiter's queue_ticket and
  *   granted_turn there, so under fifo, turns follow tickets exactly among
  *   waiters of one priority.
- * - PccBackend.status goes QUEUED -> GRANTED only under the gate mutex, by
- *   whoever grants.  The owner resets it to NONE: under the mutex when it
- *   leaves the queue itself, without it once granted, since nobody else
- *   touches a granted entry.
  * - A lingering slot (kept between two transactions of one turn, see
  *   pcc_gate_linger) stays counted in "running" and sits on
  *   PccGate.lingering.  PccBackend.linger_gate and linger_node change only
  *   under that gate's mutex: the owner sets it when it starts lingering and
  *   whoever ends the linger (the owner resuming or leaving, or anyone
- *   reclaiming an expired slot) resets it.  The owner may read linger_gate
- *   without the mutex: if it reads PCC_NO_GATE, it is not lingering.
+ *   reclaiming a slot whose turn is over) resets it.  The owner may read
+ *   linger_gate without the mutex: if it reads PCC_NO_GATE, it is not
+ *   lingering.
+ *
+ * Who writes the shared settings (one writer each):
+ * - The postmaster initialises the segment when it creates it (also after
+ *   a crash restart, on fresh memory nobody else has mapped) and never
+ *   touches it again: it takes no lock a backend could hold.
+ * - Afterwards only the watchdog worker writes the settings (limits,
+ *   auto_on, the queue settings in PccShared, the group table), after its
+ *   own reload of the configuration (pcc_publish_settings); backends read
+ *   them.  PccGate.stuck, the controller's state and config_loaded are
+ *   the worker's too.
+ *
+ * Clocks: every interval (queue waits and timeouts, aging, turns, service
+ * times, the controller's steps) is measured on the monotonic clock,
+ * PccTime from pcc_now(); a step of the wall clock changes none of them.
+ * Wall time (TimestampTz) is kept only for what users read: held_since,
+ * reset_time, config_loaded; PccTime instants are shown to users through
+ * pcc_time_to_wall().
  *
  *-------------------------------------------------------------------------
  */
@@ -49,7 +68,33 @@
 #include "datatype/timestamp.h"
 #include "lib/ilist.h"
 #include "port/atomics.h"
+#include "portability/instr_time.h"
 #include "storage/spin.h"
+
+/* An instant on the monotonic clock, in microseconds. */
+typedef int64 PccTime;
+
+static inline PccTime
+pcc_now(void)
+{
+	instr_time	t;
+
+	INSTR_TIME_SET_CURRENT(t);
+	return (PccTime) INSTR_TIME_GET_MICROSEC(t);
+}
+
+static inline PccTime
+pcc_time_plus_ms(PccTime t, int64 ms)
+{
+	return t + ms * 1000;
+}
+
+/* Has at least ms passed from since to now? */
+static inline bool
+pcc_time_exceeds(PccTime since, PccTime now, int64 ms)
+{
+	return now - since >= ms * 1000;
+}
 
 /* The gates, in the order the status function lists them. */
 typedef enum PccGateId
@@ -123,7 +168,7 @@ typedef enum PccAdmission
 #define PCC_AUTO_INTERVAL_MS	100
 #define PCC_AUTO_PROBE_EVERY_MS	10000
 
-/* An adaptive limit's controller (pcc_auto.c). */
+/* An adaptive limit's controller (pcc_auto.c); instants are PccTime. */
 typedef struct PccAutoState
 {
 	double		limit;			/* current limit, fractional */
@@ -132,21 +177,21 @@ typedef struct PccAutoState
 	double		shift_ref_us;	/* service time before a jump, or 0 */
 	double		throughput;		/* completions per second, last interval */
 	bool		drained;		/* at most auto_min ran at the last step */
-	TimestampTz next_probe;		/* when to measure the baseline again */
+	PccTime next_probe;		/* when to measure the baseline again */
 	bool		grew;			/* the last step raised the limit */
-	TimestampTz probe_since;	/* probe under way since, or 0 */
-	TimestampTz probe_ended;	/* when the last probe ended */
+	PccTime probe_since;	/* probe under way since, or 0 */
+	PccTime probe_ended;	/* when the last probe ended */
 	double		probe_saved_limit;	/* limit to restore after the probe */
 	uint64		steps;			/* intervals evaluated */
-	TimestampTz measured_at;	/* when service_us was last measured */
+	PccTime measured_at;	/* when service_us was last measured */
 	double		floor_us;		/* lowest baseline of this floor window */
 	double		floor_prev_us;	/* and of the window before */
-	TimestampTz floor_since;	/* start of this floor window */
+	PccTime floor_since;	/* start of this floor window */
 	bool		yielding;		/* shrinking for other gates' work */
 	double		ceiling;		/* growth stops here, per the last trials */
 	double		trial_floor;	/* and shrinking here */
-	TimestampTz next_trial;		/* when to compare throughput again */
-	TimestampTz next_down_trial;	/* when a trial may try lower again */
+	PccTime next_trial;		/* when to compare throughput again */
+	PccTime next_down_trial;	/* when a trial may try lower again */
 	int			down_gap_ms;	/* time between rejected lower trials */
 	bool		trial_down;		/* the next (or current) trial tries lower */
 	int			trials_lost;	/* lost in a row since one was kept */
@@ -208,7 +253,7 @@ typedef struct PccGate
 	PccAutoState auto_state;
 	uint64		auto_seen_done; /* auto_done consumed by the controller */
 	uint64		auto_seen_us;
-	TimestampTz auto_seen_at;	/* when it last consumed */
+	PccTime		auto_seen_at;	/* when it last consumed */
 } PccGate;
 
 typedef union PccGatePadded
@@ -232,22 +277,22 @@ typedef struct PccBackend
 	pg_atomic_uint32 status;	/* PccWaitStatus */
 	int			queue_gate;		/* gate queued on, or PCC_NO_GATE */
 	PccPriority queue_priority; /* class of its last admission request */
-	TimestampTz queue_since;	/* when it joined the queue */
+	PccTime		queue_since;	/* when it joined the queue */
 	uint64		queue_ticket;	/* its number in that queue, 0 if it did
 								 * not queue for its last admission */
 	uint64		granted_turn;	/* the gate's turn count when it was granted */
-	TimestampTz granted_at;		/* when its last slot was granted */
+	PccTime		granted_at;		/* when its last slot was granted */
 	int			pid;			/* owner, 0 when the entry is unused */
 	pg_atomic_uint32 held;		/* bitmask of gates this backend holds */
-	TimestampTz held_since[PCC_NUM_SLOTS];
-	TimestampTz served_since[PCC_NUM_SLOTS];	/* admitted at (owner only) */
+	TimestampTz held_since[PCC_NUM_SLOTS];	/* statement start, for users */
+	PccTime		served_since[PCC_NUM_SLOTS];	/* admitted at (owner only) */
 	uint64		held_ticket[PCC_NUM_SLOTS]; /* queue_ticket of the held slot */
 	uint64		held_turn[PCC_NUM_SLOTS];	/* granted_turn of the held slot */
 	PccPriority held_priority[PCC_NUM_SLOTS];	/* class it was admitted in */
-	TimestampTz turn_start;		/* when its current turn began */
+	PccTime		turn_start;		/* when its current turn began; the turn
+								 * ends quantum later */
 	dlist_node	linger_node;	/* link in PccGate.lingering */
 	int			linger_gate;	/* gate whose slot it keeps, or PCC_NO_GATE */
-	TimestampTz linger_until;	/* the end of its turn */
 	char		pad[PG_CACHE_LINE_SIZE];	/* keep owners apart */
 } PccBackend;
 
@@ -268,6 +313,8 @@ typedef struct PccShared
 										 * next */
 	pg_atomic_uint32 auto_min;	/* bounds of adaptive limits */
 	pg_atomic_uint32 auto_max;
+	pg_atomic_uint64 config_loaded; /* TimestampTz of the worker's last
+									 * publication of the settings */
 	int			nbackends;
 	PccBackend	backends[FLEXIBLE_ARRAY_MEMBER];
 } PccShared;
@@ -281,15 +328,15 @@ extern void pcc_require_shared(void);
 
 /* pcc_auto.c */
 extern void pcc_auto_start(PccAutoState *st, uint32 limit, uint32 min,
-						   uint32 max, TimestampTz now);
+						   uint32 max, PccTime now);
 extern bool pcc_auto_step(PccAutoState *st, const PccAutoSample *s,
-						  uint32 min, uint32 max, TimestampTz now);
+						  uint32 min, uint32 max, PccTime now);
 extern void pcc_auto_slot_taken(PccGateId id);
 extern void pcc_auto_statement_begins(void);
 extern void pcc_auto_statement_ends(void);
 extern void pcc_auto_transaction_ends(void);
-extern void pcc_auto_report(PccGateId id, TimestampTz since);
-extern void pcc_auto_tick(PccGateId id, TimestampTz now);
+extern void pcc_auto_report(PccGateId id, PccTime since);
+extern void pcc_auto_tick(PccGateId id, PccTime now);
 extern void pcc_auto_switch_on(PccGateId id);
 
 /* pcc_gate.c */

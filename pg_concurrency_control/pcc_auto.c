@@ -136,7 +136,7 @@ clamp_limit(double limit, uint32 min, uint32 max)
 
 /* A probe: hold the limit at auto_min until the work has drained to it. */
 static void
-start_probe(PccAutoState *st, uint32 min, TimestampTz now)
+start_probe(PccAutoState *st, uint32 min, PccTime now)
 {
 	st->probe_saved_limit = st->limit;
 	st->probe_since = now;
@@ -149,30 +149,30 @@ start_probe(PccAutoState *st, uint32 min, TimestampTz now)
  */
 void
 pcc_auto_start(PccAutoState *st, uint32 limit, uint32 min, uint32 max,
-			   TimestampTz now)
+			   PccTime now)
 {
 	memset(st, 0, sizeof(*st));
 	st->limit = clamp_limit(limit, min, max);
 	st->ceiling = max;
 	st->trial_floor = min;
 	st->trial_down = true;
-	st->next_trial = TimestampTzPlusMilliseconds(now, TRIAL_GAP_MS);
+	st->next_trial = pcc_time_plus_ms(now, TRIAL_GAP_MS);
 	st->down_gap_ms = TRIAL_GAP_MS;
 	start_probe(st, min, now);
 }
 
 /* A new baseline; the floor keeps the lowest of the last window or two. */
 static void
-set_baseline(PccAutoState *st, double us, TimestampTz now)
+set_baseline(PccAutoState *st, double us, PccTime now)
 {
 	st->baseline_us = us;
 	if (st->floor_since != 0 &&
-		!TimestampDifferenceExceeds(st->floor_since, now, FLOOR_WINDOW_MS))
+		!pcc_time_exceeds(st->floor_since, now, FLOOR_WINDOW_MS))
 		st->floor_us = Min(st->floor_us, us);
 	else
 	{
 		bool		last_window = st->floor_since != 0 &&
-			!TimestampDifferenceExceeds(st->floor_since, now,
+			!pcc_time_exceeds(st->floor_since, now,
 										2 * FLOOR_WINDOW_MS);
 
 		st->floor_prev_us = last_window ? st->floor_us : us;
@@ -182,12 +182,12 @@ set_baseline(PccAutoState *st, double us, TimestampTz now)
 }
 
 static void
-end_probe(PccAutoState *st, uint32 min, uint32 max, TimestampTz now)
+end_probe(PccAutoState *st, uint32 min, uint32 max, PccTime now)
 {
 	st->limit = clamp_limit(st->probe_saved_limit, min, max);
 	st->probe_since = 0;
 	st->probe_ended = now;
-	st->next_probe = TimestampTzPlusMilliseconds(now, PCC_AUTO_PROBE_EVERY_MS);
+	st->next_probe = pcc_time_plus_ms(now, PCC_AUTO_PROBE_EVERY_MS);
 }
 
 /*
@@ -218,7 +218,7 @@ adjust_limit(PccAutoState *st, const PccAutoSample *s, uint32 min, uint32 max)
  * one is due again.
  */
 static void
-trial_at_once(PccAutoState *st, bool lower, TimestampTz now)
+trial_at_once(PccAutoState *st, bool lower, PccTime now)
 {
 	st->trial_down = lower;
 	st->trials_lost = 0;
@@ -233,7 +233,7 @@ trial_at_once(PccAutoState *st, bool lower, TimestampTz now)
  * otherwise higher, unless a lower trial is due.
  */
 static void
-plan_next_trial(PccAutoState *st, bool lower, bool keep, TimestampTz now)
+plan_next_trial(PccAutoState *st, bool lower, bool keep, PccTime now)
 {
 	if (keep)
 	{
@@ -243,12 +243,12 @@ plan_next_trial(PccAutoState *st, bool lower, bool keep, TimestampTz now)
 	if (lower)
 	{
 		st->down_gap_ms = Min(2 * st->down_gap_ms, TRIAL_GAP_MAX_MS);
-		st->next_down_trial = TimestampTzPlusMilliseconds(now, st->down_gap_ms);
+		st->next_down_trial = pcc_time_plus_ms(now, st->down_gap_ms);
 		st->trial_down = false;
 		st->next_trial = now;
 		return;
 	}
-	st->trial_down = TimestampTzPlusMilliseconds(now, TRIAL_GAP_MS) >= st->next_down_trial;
+	st->trial_down = pcc_time_plus_ms(now, TRIAL_GAP_MS) >= st->next_down_trial;
 }
 
 /*
@@ -270,7 +270,7 @@ other_limit(const PccAutoState *st, double base, bool lower, uint32 min,
  * due); if it cannot either, plan the next.
  */
 static void
-start_trial(PccAutoState *st, uint32 min, uint32 max, TimestampTz now)
+start_trial(PccAutoState *st, uint32 min, uint32 max, PccTime now)
 {
 	double		base = rint(st->limit);
 	double		other = other_limit(st, base, st->trial_down, min, max);
@@ -283,7 +283,7 @@ start_trial(PccAutoState *st, uint32 min, uint32 max, TimestampTz now)
 	if (other == base)
 	{
 		plan_next_trial(st, st->trial_down, false, now);
-		st->next_trial = TimestampTzPlusMilliseconds(now, TRIAL_GAP_MS);
+		st->next_trial = pcc_time_plus_ms(now, TRIAL_GAP_MS);
 		return;
 	}
 	st->trial_on = true;
@@ -297,12 +297,12 @@ start_trial(PccAutoState *st, uint32 min, uint32 max, TimestampTz now)
 
 /* The trial is over, or cut short: no comparison with its last interval. */
 static void
-end_trial(PccAutoState *st, double limit, TimestampTz now)
+end_trial(PccAutoState *st, double limit, PccTime now)
 {
 	st->trial_on = false;
 	st->limit = limit;
 	st->service_us = 0;
-	st->next_trial = TimestampTzPlusMilliseconds(now, TRIAL_GAP_MS);
+	st->next_trial = pcc_time_plus_ms(now, TRIAL_GAP_MS);
 }
 
 /*
@@ -312,7 +312,7 @@ end_trial(PccAutoState *st, double limit, TimestampTz now)
  * that raised it; otherwise the next trial goes the other way.
  */
 static void
-trial_step(PccAutoState *st, const PccAutoSample *s, TimestampTz now)
+trial_step(PccAutoState *st, const PccAutoSample *s, PccTime now)
 {
 	int			i = st->trial_steps % 2;	/* odd intervals run at other */
 	double		base_rate;
@@ -370,7 +370,7 @@ yield_step(PccAutoState *st, uint32 min, uint32 max)
  * for a CPU double its mean (TPC-B probed every 3 s).
  */
 static bool
-workload_shifted(PccAutoState *st, double service_us, TimestampTz now)
+workload_shifted(PccAutoState *st, double service_us, PccTime now)
 {
 	double		ref = st->shift_ref_us > 0 ? st->shift_ref_us : st->service_us;
 	bool		slower = !st->grew && service_us > SHIFT_FACTOR * ref;
@@ -380,7 +380,7 @@ workload_shifted(PccAutoState *st, double service_us, TimestampTz now)
 
 	st->shift_ref_us = jumped && !confirmed ? ref : 0;
 	return confirmed &&
-		TimestampDifferenceExceeds(st->probe_ended, now, PROBE_GAP_MS);
+		pcc_time_exceeds(st->probe_ended, now, PROBE_GAP_MS);
 }
 
 /*
@@ -390,7 +390,7 @@ workload_shifted(PccAutoState *st, double service_us, TimestampTz now)
  */
 bool
 pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
-			  uint32 max, TimestampTz now)
+			  uint32 max, PccTime now)
 {
 	/* at most auto_min ran when this interval began */
 	bool		drained = st->drained;
@@ -398,7 +398,7 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 	bool		shifted;
 
 	if (st->probe_since != 0 &&
-		TimestampDifferenceExceeds(st->probe_since, now, PROBE_MAX_MS))
+		pcc_time_exceeds(st->probe_since, now, PROBE_MAX_MS))
 		end_probe(st, min, max, now);	/* never drained: give up */
 	st->yielding = s->yield;
 	if (s->yield && st->trial_on)
@@ -468,7 +468,7 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
  * gate is held does that read the clock.  Backend-local.
  */
 static bool timing_client = false;	/* a slot of an auto gate is held */
-static TimestampTz statement_ended = 0; /* last statement's end, or 0 */
+static PccTime statement_ended = 0; /* last statement's end, or 0 */
 static uint64 client_wait_us = 0;	/* waits for the client, summed */
 static uint64 client_wait_at[PCC_NUM_SLOTS];	/* its value at admission */
 
@@ -485,12 +485,11 @@ pcc_auto_slot_taken(PccGateId id)
 void
 pcc_auto_statement_begins(void)
 {
-	TimestampTz start;
+	PccTime		start;
 
 	if (statement_ended == 0)
 		return;
-	/* when its protocol message arrived */
-	start = GetCurrentStatementStartTimestamp();
+	start = pcc_now();
 	if (start > statement_ended)
 		client_wait_us += start - statement_ended;
 	statement_ended = 0;
@@ -501,7 +500,7 @@ void
 pcc_auto_statement_ends(void)
 {
 	if (timing_client)
-		statement_ended = GetCurrentTimestamp();
+		statement_ended = pcc_now();
 }
 
 /* The transaction ended and its slots are given back or kept. */
@@ -517,15 +516,15 @@ pcc_auto_transaction_ends(void)
  * Costs nothing but one read on gates with a static limit.
  */
 void
-pcc_auto_report(PccGateId id, TimestampTz since)
+pcc_auto_report(PccGateId id, PccTime since)
 {
 	PccGate    *gate = pcc_gate(id);
-	TimestampTz now;
+	PccTime now;
 	int64		served;
 
 	if (likely(pg_atomic_read_u32(&gate->auto_on) == 0))
 		return;
-	now = GetCurrentTimestamp();
+	now = pcc_now();
 	served = (now - since) - (int64) (client_wait_us - client_wait_at[id]);
 	pg_atomic_fetch_add_u64(&gate->auto_done, 1);
 	pg_atomic_fetch_add_u64(&gate->auto_service_us, Max(served, 0));
@@ -556,14 +555,14 @@ pcc_auto_switch_on(PccGateId id)
  * transaction would otherwise keep the last verdict forever.
  */
 static bool
-work_suffers(PccGateId id, TimestampTz now)
+work_suffers(PccGateId id, PccTime now)
 {
 	PccGate    *gate = pcc_gate(id);
 	const PccAutoState *st = &gate->auto_state;
 	double		floor_us = Min(st->floor_us, st->floor_prev_us);
 
 	if (st->baseline_us <= 0 ||
-		(TimestampDifferenceExceeds(st->measured_at, now, FRESH_MS) &&
+		(pcc_time_exceeds(st->measured_at, now, FRESH_MS) &&
 		 pcc_state_waiting(pg_atomic_read_u64(&gate->state)) == 0))
 		return false;
 	return (st->probe_since == 0 &&
@@ -573,7 +572,7 @@ work_suffers(PccGateId id, TimestampTz now)
 
 /* Big queries yield while the work of another auto gate suffers. */
 static bool
-bigquery_must_yield(TimestampTz now)
+bigquery_must_yield(PccTime now)
 {
 	for (int id = 0; id < PCC_NUM_GATES; id++)
 		if (id != PCC_GATE_BIGQUERY &&
@@ -589,7 +588,7 @@ bigquery_must_yield(TimestampTz now)
  * admit waiters if it grew.
  */
 void
-pcc_auto_tick(PccGateId id, TimestampTz now)
+pcc_auto_tick(PccGateId id, PccTime now)
 {
 	PccGate    *gate = pcc_gate(id);
 	PccAutoState *st = &gate->auto_state;
@@ -610,7 +609,7 @@ pcc_auto_tick(PccGateId id, TimestampTz now)
 	}
 	if (gate->auto_seen_at == 0)
 		pcc_auto_start(st, published, min, max, now);
-	else if (!TimestampDifferenceExceeds(gate->auto_seen_at, now,
+	else if (!pcc_time_exceeds(gate->auto_seen_at, now,
 										 PCC_AUTO_INTERVAL_MS - 1))
 		return;
 	else

@@ -18,9 +18,9 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "libpq/libpq.h"
 #include "miscadmin.h"
 #include "pgstat.h"
-#include "postmaster/interrupt.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
 #include "utils/timestamp.h"
@@ -79,10 +79,10 @@ pcc_priority_name(PccPriority priority)
 static PccBackend *
 pcc_gate_first_waiter(PccGate *gate)
 {
-	TimestampTz aging_us =
-		(TimestampTz) pg_atomic_read_u32(&pcc_shared->priority_aging_ms) * 1000;
+	PccTime		aging_us =
+		(PccTime) pg_atomic_read_u32(&pcc_shared->priority_aging_ms) * 1000;
 	PccBackend *first = NULL;
-	TimestampTz first_at = 0;
+	PccTime		first_at = 0;
 
 	if (!dlist_is_empty(&gate->queues[PCC_PRIORITY_IN_BLOCK]))
 		return dlist_head_element(PccBackend, queue_node,
@@ -90,7 +90,7 @@ pcc_gate_first_waiter(PccGate *gate)
 	for (int p = PCC_PRIORITY_HIGH; p < PCC_NUM_PRIORITIES; p++)
 	{
 		PccBackend *head;
-		TimestampTz aged_at;
+		PccTime		aged_at;
 
 		if (dlist_is_empty(&gate->queues[p]))
 			continue;
@@ -121,7 +121,7 @@ pcc_gate_newest_waiter(PccGate *gate)
  * admission order is decided.  Caller holds the gate mutex.
  */
 static PccBackend *
-pcc_gate_next_waiter(PccGate *gate, TimestampTz now)
+pcc_gate_next_waiter(PccGate *gate, PccTime now)
 {
 	PccBackend *first = pcc_gate_first_waiter(gate);
 	uint32		bound_ms;
@@ -131,7 +131,7 @@ pcc_gate_next_waiter(PccGate *gate, TimestampTz now)
 
 	/* WARM: newest first (its caches are hot), unless the first starves. */
 	bound_ms = pg_atomic_read_u32(&pcc_shared->warm_max_wait_ms);
-	if (TimestampDifferenceExceeds(first->queue_since, now, (int) bound_ms))
+	if (pcc_time_exceeds(first->queue_since, now, bound_ms))
 		return first;
 	return pcc_gate_newest_waiter(gate);
 }
@@ -155,12 +155,23 @@ pcc_gate_unlinger_locked(PccGate *gate, PccBackend *be)
 }
 
 /*
+ * When the turn that began at turn_start ends: the quantum in force now
+ * counts, so that a shorter quantum (or 0) ends turns already under way.
+ */
+static PccTime
+pcc_turn_end(PccTime turn_start)
+{
+	return pcc_time_plus_ms(turn_start,
+							pg_atomic_read_u32(&pcc_shared->quantum_ms));
+}
+
+/*
  * Free the lingering slots whose turn is over, any that a lowered limit no
  * longer allows, and all of them once nobody waits (the waiters they were
  * kept against left).  Caller holds the gate mutex.
  */
 static void
-pcc_gate_reclaim_locked(PccGate *gate, TimestampTz now)
+pcc_gate_reclaim_locked(PccGate *gate, PccTime now)
 {
 	uint32		limit = pg_atomic_read_u32(&gate->limit);
 	dlist_mutable_iter iter;
@@ -170,7 +181,8 @@ pcc_gate_reclaim_locked(PccGate *gate, TimestampTz now)
 		PccBackend *be = dlist_container(PccBackend, linger_node, iter.cur);
 		uint64		state = pg_atomic_read_u64(&gate->state);
 
-		if (be->linger_until > now && pcc_state_running(state) <= limit &&
+		if (pcc_turn_end(be->turn_start) > now &&
+			pcc_state_running(state) <= limit &&
 			pcc_state_waiting(state) > 0)
 			continue;
 		pcc_gate_unlinger_locked(gate, be);
@@ -182,23 +194,20 @@ pcc_gate_reclaim_locked(PccGate *gate, TimestampTz now)
 /*
  * Hand free slots to waiters while there are both.  A slot is free while
  * running, minus holders stuck on heavyweight locks, is under the limit.
- * Fills wake[] with the procnos whose latch the caller must set after
- * releasing the mutex; returns how many, at most WAKE_BATCH.
+ * now was read before the mutex was taken.  Fills wake[] with the procnos
+ * whose latch the caller must set after releasing the mutex; returns how
+ * many, at most WAKE_BATCH.
  */
 static int
-pcc_gate_grant_locked(PccGate *gate, int *wake, bool *more)
+pcc_gate_grant_locked(PccGate *gate, PccTime now, int *wake, bool *more)
 {
 	uint32		limit = pg_atomic_read_u32(&gate->limit);
 	uint32		stuck = pg_atomic_read_u32(&gate->stuck);
-	TimestampTz now = 0;
 	int			nwake = 0;
 
 	*more = false;
 	if (gate->nlingering > 0)
-	{
-		now = GetCurrentTimestamp();
 		pcc_gate_reclaim_locked(gate, now);
-	}
 	for (;;)
 	{
 		uint64		state = pg_atomic_read_u64(&gate->state);
@@ -214,21 +223,21 @@ pcc_gate_grant_locked(PccGate *gate, int *wake, bool *more)
 			*more = true;
 			break;
 		}
-		if (now == 0)
-			now = GetCurrentTimestamp();
 
 		be = pcc_gate_next_waiter(gate, now);
 		dlist_delete(&be->queue_node);
 		/* transfer: one more running, one less waiting, in one step */
 		pg_atomic_fetch_add_u64(&gate->state, 1 - WAITING_ONE);
+		/* the entry is the waiter's again once status says so: read first */
+		waited_us = now > be->queue_since ? now - be->queue_since : 0;
 		be->granted_turn = ++gate->turns;
 		be->granted_at = now;
+		pg_write_barrier();
 		pg_atomic_write_u32(&be->status, PCC_WAIT_GRANTED);
 
 		if (running >= limit)
 			gate->escapes++;
 		gate->queued++;
-		waited_us = now > be->queue_since ? now - be->queue_since : 0;
 		gate->total_wait_us += waited_us;
 		if (waited_us > gate->max_wait_us)
 			gate->max_wait_us = waited_us;
@@ -255,8 +264,10 @@ pcc_gate_grant_waiters(PccGate *gate)
 
 	do
 	{
+		PccTime		now = pcc_now();
+
 		SpinLockAcquire(&gate->mutex);
-		nwake = pcc_gate_grant_locked(gate, wake, &more);
+		nwake = pcc_gate_grant_locked(gate, now, wake, &more);
 		SpinLockRelease(&gate->mutex);
 		pcc_wake(wake, nwake);
 	} while (more);
@@ -323,6 +334,7 @@ pcc_gate_enqueue(PccGateId id, PccGate *gate, PccBackend *me,
 				 PccPriority priority)
 {
 	uint32		max_waiters = pg_atomic_read_u32(&pcc_shared->max_waiters);
+	PccTime		now = pcc_now();
 	uint64		state;
 	int			wake[WAKE_BATCH];
 	int			nwake;
@@ -356,12 +368,12 @@ pcc_gate_enqueue(PccGateId id, PccGate *gate, PccBackend *me,
 			break;
 	}
 	me->queue_gate = id;
-	me->queue_since = GetCurrentTimestamp();
+	me->queue_since = now;
 	me->queue_ticket = ++gate->tickets;
 	pg_atomic_write_u32(&me->status, PCC_WAIT_QUEUED);
 	dlist_push_tail(&gate->queues[priority], &me->queue_node);
 	/* a raised limit not yet acted on may leave a slot free: use it */
-	nwake = pcc_gate_grant_locked(gate, wake, &more);
+	nwake = pcc_gate_grant_locked(gate, now, wake, &more);
 	SpinLockRelease(&gate->mutex);
 	pcc_wake(wake, nwake);
 	if (more)
@@ -376,7 +388,7 @@ pcc_gate_enqueue(PccGateId id, PccGate *gate, PccBackend *me,
  */
 static bool
 pcc_gate_timed_out(PccGateId id, PccGate *gate, PccBackend *me,
-				   PccTimeoutAction action, TimestampTz start)
+				   PccTimeoutAction action, PccTime start)
 {
 	uint32		waiting;
 	long		waited_ms;
@@ -404,49 +416,81 @@ pcc_gate_timed_out(PccGateId id, PccGate *gate, PccBackend *me,
 	}
 	gate->rejected++;
 	SpinLockRelease(&gate->mutex);
-	waited_ms = (long) ((GetCurrentTimestamp() - start) / 1000);
+	waited_ms = (long) ((pcc_now() - start) / 1000);
 	pcc_gate_refuse(id, false, waiting, waited_ms);
 	return true;				/* not reached */
 }
 
-/* Sleep on the latch until granted, interrupted or timed out. */
+/*
+ * Sleep until the latch is set or timeout_ms (-1: no limit) passes, on the
+ * wait set of the client connection, which also reports the client's
+ * socket closing: a waiter whose client is gone ends at once instead of
+ * holding its place (and whatever locks its block took) until granted.
+ * Returns false on timeout.
+ */
+static bool
+pcc_gate_sleep(long timeout_ms)
+{
+	WaitEvent	event;
+	int			rc;
+
+	/* as pq_check_connection() does; every user of the set re-arms it */
+	ModifyWaitEvent(FeBeWaitSet, FeBeWaitSetSocketPos, WL_SOCKET_CLOSED, NULL);
+	rc = WaitEventSetWait(FeBeWaitSet, timeout_ms, &event, 1, PG_WAIT_EXTENSION);
+	if (rc == 0)
+		return false;
+	if (event.events & WL_POSTMASTER_DEATH)
+		ereport(FATAL,
+				(errcode(ERRCODE_ADMIN_SHUTDOWN),
+				 errmsg("terminating connection due to unexpected postmaster exit")));
+	if (event.events & WL_SOCKET_CLOSED)
+	{
+		/* CHECK_FOR_INTERRUPTS() reports it and ends the session */
+		ClientConnectionLost = true;
+		InterruptPending = true;
+	}
+	ResetLatch(MyLatch);
+	return true;
+}
+
+/* Is this waiter's slot granted?  Then what the granter wrote is visible. */
+static bool
+pcc_gate_granted(PccBackend *me)
+{
+	if (pg_atomic_read_u32(&me->status) != PCC_WAIT_GRANTED)
+		return false;
+	pg_read_barrier();
+	return true;
+}
+
+/* Wait until granted, interrupted or timed out. */
 static PccAdmission
 pcc_gate_wait(PccGateId id, PccGate *gate, PccBackend *me, int timeout_ms,
 			  PccTimeoutAction action)
 {
-	TimestampTz start = me->queue_since;
+	PccTime		start = me->queue_since;
 	bool		timer = timeout_ms > 0;
 
-	for (;;)
+	while (!pcc_gate_granted(me))
 	{
-		int			events = WL_LATCH_SET | WL_EXIT_ON_PM_DEATH;
 		long		remaining = -1;
-		int			rc;
+		bool		woken;
 
-		if (pg_atomic_read_u32(&me->status) == PCC_WAIT_GRANTED)
-			break;
 		if (timer)
-		{
-			remaining = timeout_ms -
-				(long) ((GetCurrentTimestamp() - start) / 1000);
-			events |= WL_TIMEOUT;
-			if (remaining < 0)
-				remaining = 0;
-		}
-		rc = WaitLatch(MyLatch, events, remaining, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
+			remaining = Max(0, timeout_ms - (long) ((pcc_now() - start) / 1000));
+		woken = pcc_gate_sleep(remaining);
 		CHECK_FOR_INTERRUPTS();
 
-		if (pg_atomic_read_u32(&me->status) == PCC_WAIT_GRANTED)
+		if (pcc_gate_granted(me))
 			break;
-		if (rc & WL_TIMEOUT)
+		if (!woken)
 		{
 			timer = false;
 			if (pcc_gate_timed_out(id, gate, me, action, start))
 				return PCC_OVERCOMMITTED;
 			continue;
 		}
-		/* a reload may have raised the limit: act on it at once */
+		/* a raised limit not yet acted on may leave a slot free */
 		pcc_gate_grant_waiters(gate);
 	}
 
@@ -471,7 +515,7 @@ pcc_gate_acquire(PccGateId id, int timeout_ms, PccTimeoutAction action,
 
 	me->queue_ticket = 0;		/* until it joins a queue */
 	me->granted_turn = 0;
-	me->granted_at = GetCurrentStatementStartTimestamp();
+	me->granted_at = pcc_now();
 	me->queue_priority = priority;
 	if (pcc_gate_try_fast(gate))
 		return PCC_ADMITTED;
@@ -497,6 +541,7 @@ pcc_gate_release(PccGateId id)
 {
 	PccGate    *gate = pcc_gate(id);
 	uint64		state = pg_atomic_read_u64(&gate->state);
+	PccTime		now;
 	int			wake[WAKE_BATCH];
 	int			nwake;
 	bool		more;
@@ -509,9 +554,10 @@ pcc_gate_release(PccGateId id)
 			return;
 	}
 
+	now = pcc_now();
 	SpinLockAcquire(&gate->mutex);
 	pg_atomic_fetch_sub_u64(&gate->state, 1);
-	nwake = pcc_gate_grant_locked(gate, wake, &more);
+	nwake = pcc_gate_grant_locked(gate, now, wake, &more);
 	SpinLockRelease(&gate->mutex);
 	pcc_wake(wake, nwake);
 	if (more)
@@ -565,13 +611,10 @@ pcc_gate_linger(PccGateId id)
 {
 	PccGate    *gate = pcc_gate(id);
 	PccBackend *me = pcc_my_backend();
-	uint32		quantum_ms = pg_atomic_read_u32(&pcc_shared->quantum_ms);
-	TimestampTz turn_end = TimestampTzPlusMilliseconds(me->turn_start, quantum_ms);
 	uint64		state;
 
-	if (quantum_ms == 0 ||
-		pcc_state_waiting(pg_atomic_read_u64(&gate->state)) == 0 ||
-		GetCurrentTimestamp() >= turn_end)
+	if (pcc_state_waiting(pg_atomic_read_u64(&gate->state)) == 0 ||
+		pcc_now() >= pcc_turn_end(me->turn_start))
 	{
 		pcc_gate_release(id);
 		return;
@@ -586,7 +629,6 @@ pcc_gate_linger(PccGateId id)
 		pcc_gate_release(id);
 		return;
 	}
-	me->linger_until = turn_end;
 	me->linger_gate = id;
 	dlist_push_tail(&gate->lingering, &me->linger_node);
 	gate->nlingering++;
@@ -606,13 +648,13 @@ pcc_gate_resume(PccGateId id)
 	PccBackend *me = pcc_my_backend();
 	int			kept = me->linger_gate;
 	PccGate    *gate;
-	TimestampTz now;
+	PccTime		now;
 	bool		resume;
 
 	if (kept == PCC_NO_GATE)
 		return false;
 	gate = pcc_gate(kept);
-	now = GetCurrentTimestamp();
+	now = pcc_now();
 
 	SpinLockAcquire(&gate->mutex);
 	if (me->linger_gate != kept)
@@ -622,7 +664,7 @@ pcc_gate_resume(PccGateId id)
 		return false;
 	}
 	pcc_gate_unlinger_locked(gate, me);
-	resume = kept == (int) id && now < me->linger_until &&
+	resume = kept == (int) id && now < pcc_turn_end(me->turn_start) &&
 		pcc_state_running(pg_atomic_read_u64(&gate->state)) <=
 		pg_atomic_read_u32(&gate->limit);
 	if (resume)

@@ -15,9 +15,8 @@
  * leaves the list keeps its name, with no limit, until nobody holds or
  * waits for it (it is forgotten at the first reload after that), so that
  * slots are given back where they were taken; only then may another group
- * reuse it.  Every process applies the list at
- * reload (the postmaster first); applying it twice changes nothing, and
- * groups_lock makes concurrent appliers agree.
+ * reuse it.  The list is applied by the one writer of the settings (see
+ * pcc.h); groups_lock lets backends resolve names meanwhile.
  *
  *-------------------------------------------------------------------------
  */
@@ -175,7 +174,7 @@ configure_slot(int i, const char *label, int limit)
 }
 
 /*
- * Apply a parsed list to shared memory (assign hook, shmem creation):
+ * Apply a parsed list to shared memory (pcc_publish_settings):
  * groups keep their slots, new ones take free slots, removed ones lose
  * their limit.
  */

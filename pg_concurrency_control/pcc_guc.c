@@ -3,12 +3,15 @@
  * pcc_guc.c
  *	  Configuration parameters of pg_concurrency_control.
  *
- * Parameters that the gates share (limits, enabled, queue settings) are
- * PGC_SIGHUP and are published into shared memory by their assign hooks.
- * The postmaster runs those hooks first on a reload, before it signals the
- * backends, so a waiter woken by the reload already sees the new limit.
- * Per-session parameters that could let a user dodge a limit (bypass, the
- * timeouts and their actions, the cost threshold) are PGC_SUSET.
+ * Parameters that the gates share (limits, enabled, queue settings,
+ * groups) are PGC_SIGHUP.  They reach shared memory through one writer:
+ * pcc_publish_settings(), run by the postmaster when it creates the
+ * segment and afterwards only by the watchdog worker, after its own reload
+ * (see pcc.h).  No assign hook touches shared memory, so the postmaster,
+ * which runs every assign hook on a reload, takes no lock a backend could
+ * hold.  Per-session parameters that could let a user dodge a limit
+ * (bypass, the timeouts and their actions, the cost threshold) are
+ * PGC_SUSET.
  *
  *-------------------------------------------------------------------------
  */
@@ -19,6 +22,7 @@
 #include "miscadmin.h"
 #include "postmaster/postmaster.h"
 #include "utils/guc.h"
+#include "utils/timestamp.h"
 
 #include "pcc.h"
 #include "pcc_compat.h"
@@ -88,11 +92,8 @@ pcc_limit_guc_name(PccGateId id)
 static void
 publish_limit(PccGateId id, int limit, bool enabled)
 {
-	PccGate    *gate;
+	PccGate    *gate = pcc_gate(id);
 
-	if (pcc_shared == NULL)
-		return;
-	gate = pcc_gate(id);
 	if (enabled && limit == PCC_LIMIT_AUTO)
 	{
 		pcc_auto_switch_on(id);
@@ -101,86 +102,6 @@ publish_limit(PccGateId id, int limit, bool enabled)
 	pg_atomic_write_u32(&gate->auto_on, 0);
 	pg_atomic_write_u32(&gate->limit,
 						(!enabled || limit == 0) ? PCC_UNLIMITED : (uint32) limit);
-}
-
-static void
-assign_query_limit(int newval, void *extra)
-{
-	publish_limit(PCC_GATE_QUERY, newval, pcc_enabled);
-}
-
-static void
-assign_bigquery_limit(int newval, void *extra)
-{
-	publish_limit(PCC_GATE_BIGQUERY, newval, pcc_enabled);
-}
-
-static void
-assign_transaction_limit(int newval, void *extra)
-{
-	publish_limit(PCC_GATE_TRANSACTION, newval, pcc_enabled);
-}
-
-static void
-assign_autocommit_limit(int newval, void *extra)
-{
-	publish_limit(PCC_GATE_AUTOCOMMIT, newval, pcc_enabled);
-}
-
-static void
-assign_enabled(bool newval, void *extra)
-{
-	for (int i = 0; i < PCC_NUM_GATES; i++)
-		publish_limit(i, pcc_limits[i], newval);
-}
-
-static void
-assign_max_waiters(int newval, void *extra)
-{
-	if (pcc_shared)
-		pg_atomic_write_u32(&pcc_shared->max_waiters, (uint32) newval);
-}
-
-static void
-assign_queue_order(int newval, void *extra)
-{
-	if (pcc_shared)
-		pg_atomic_write_u32(&pcc_shared->queue_order, (uint32) newval);
-}
-
-static void
-assign_warm_max_wait(int newval, void *extra)
-{
-	if (pcc_shared)
-		pg_atomic_write_u32(&pcc_shared->warm_max_wait_ms, (uint32) newval);
-}
-
-static void
-assign_quantum(int newval, void *extra)
-{
-	if (pcc_shared)
-		pg_atomic_write_u32(&pcc_shared->quantum_ms, (uint32) newval);
-}
-
-static void
-assign_priority_aging(int newval, void *extra)
-{
-	if (pcc_shared)
-		pg_atomic_write_u32(&pcc_shared->priority_aging_ms, (uint32) newval);
-}
-
-static void
-assign_auto_min(int newval, void *extra)
-{
-	if (pcc_shared)
-		pg_atomic_write_u32(&pcc_shared->auto_min, (uint32) newval);
-}
-
-static void
-assign_auto_max(int newval, void *extra)
-{
-	if (pcc_shared)
-		pg_atomic_write_u32(&pcc_shared->auto_max, (uint32) newval);
 }
 
 static bool
@@ -204,22 +125,13 @@ check_groups(char **newval, void **extra, GucSource source)
 {
 	PccGroupList list;
 
-	if (!pcc_groups_parse(*newval, &list))
-		return false;
-	*extra = malloc(sizeof(PccGroupList));	/* GUC extra: malloc, not palloc */
-	if (*extra == NULL)
-		return false;
-	memcpy(*extra, &list, sizeof(PccGroupList));
-	return true;
+	return pcc_groups_parse(*newval, &list);
 }
 
-static void
-assign_groups(const char *newval, void *extra)
-{
-	pcc_groups_publish((PccGroupList *) extra);
-}
-
-/* Copy every shared setting into shared memory (at shmem creation). */
+/*
+ * Copy every shared setting into shared memory, as this process sees the
+ * configuration now.  The one writer of the settings (see pcc.h).
+ */
 void
 pcc_publish_settings(void)
 {
@@ -227,23 +139,25 @@ pcc_publish_settings(void)
 
 	if (pcc_groups_parse(pcc_groups ? pcc_groups : "", &groups))
 		pcc_groups_publish(&groups);
-	assign_auto_min(pcc_auto_min, NULL);
-	assign_auto_max(pcc_auto_max, NULL);
-	assign_enabled(pcc_enabled, NULL);
-	assign_max_waiters(pcc_max_waiters, NULL);
-	assign_queue_order(pcc_queue_order, NULL);
-	assign_warm_max_wait(pcc_warm_max_wait, NULL);
-	assign_quantum(pcc_quantum, NULL);
-	assign_priority_aging(pcc_priority_aging, NULL);
+	pg_atomic_write_u32(&pcc_shared->auto_min, (uint32) pcc_auto_min);
+	pg_atomic_write_u32(&pcc_shared->auto_max, (uint32) pcc_auto_max);
+	for (int id = 0; id < PCC_NUM_GATES; id++)
+		publish_limit(id, pcc_limits[id], pcc_enabled);
+	pg_atomic_write_u32(&pcc_shared->max_waiters, (uint32) pcc_max_waiters);
+	pg_atomic_write_u32(&pcc_shared->queue_order, (uint32) pcc_queue_order);
+	pg_atomic_write_u32(&pcc_shared->warm_max_wait_ms, (uint32) pcc_warm_max_wait);
+	pg_atomic_write_u32(&pcc_shared->quantum_ms, (uint32) pcc_quantum);
+	pg_atomic_write_u32(&pcc_shared->priority_aging_ms, (uint32) pcc_priority_aging);
+	pg_atomic_write_u64(&pcc_shared->config_loaded, (uint64) PgReloadTime);
 }
 
 static void
-define_limit(PccGateId id, const char *desc, GucIntAssignHook hook)
+define_limit(PccGateId id, const char *desc)
 {
 	DefineCustomIntVariable(limit_guc_names[id], desc,
 							"0 means unlimited, -1 tunes the limit automatically between auto_min and auto_max.",
 							&pcc_limits[id], pcc_limits[id], PCC_LIMIT_AUTO,
-							MAX_BACKENDS, PGC_SIGHUP, 0, NULL, hook, NULL);
+							MAX_BACKENDS, PGC_SIGHUP, 0, NULL, NULL, NULL);
 }
 
 static void
@@ -271,19 +185,15 @@ pcc_define_gucs(void)
 	DefineCustomBoolVariable("pg_concurrency_control.enabled",
 							 "Turns admission control on or off.",
 							 NULL, &pcc_enabled, true,
-							 PGC_SIGHUP, 0, NULL, assign_enabled, NULL);
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
 	define_limit(PCC_GATE_QUERY,
-				 "Read-only statements outside a transaction block allowed to run at once.",
-				 assign_query_limit);
+				 "Read-only statements outside a transaction block allowed to run at once.");
 	define_limit(PCC_GATE_BIGQUERY,
-				 "Big statements (hinted /*+bigsql*/ or over the cost threshold) allowed to run at once.",
-				 assign_bigquery_limit);
+				 "Big statements (hinted /*+bigsql*/ or over the cost threshold) allowed to run at once.");
 	define_limit(PCC_GATE_TRANSACTION,
-				 "Explicit transaction blocks allowed to be open at once.",
-				 assign_transaction_limit);
+				 "Explicit transaction blocks allowed to be open at once.");
 	define_limit(PCC_GATE_AUTOCOMMIT,
-				 "Writing statements outside a transaction block allowed to run at once.",
-				 assign_autocommit_limit);
+				 "Writing statements outside a transaction block allowed to run at once.");
 	DefineCustomRealVariable("pg_concurrency_control.bigquery_cost_threshold",
 							 "Planned total cost from which a statement counts as a big query.",
 							 "-1 disables classification by cost.",
@@ -305,7 +215,7 @@ pcc_define_gucs(void)
 							"Longest queue allowed per gate; newcomers beyond it fail at once.",
 							"0 means unbounded.",
 							&pcc_max_waiters, 0, 0, MAX_BACKENDS,
-							PGC_SIGHUP, 0, NULL, assign_max_waiters, NULL);
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("pg_concurrency_control.bypass",
 							 "Exempts this session from admission control.",
 							 NULL, &pcc_bypass, false,
@@ -314,16 +224,16 @@ pcc_define_gucs(void)
 							 "Which waiter a freed slot goes to.",
 							 "fifo: the oldest; warm: the newest, unless the oldest has waited warm_max_wait.",
 							 &pcc_queue_order, PCC_ORDER_FIFO, queue_order_options,
-							 PGC_SIGHUP, 0, NULL, assign_queue_order, NULL);
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_concurrency_control.warm_max_wait",
 							"With queue_order = warm, a waiter older than this is admitted first.",
 							NULL, &pcc_warm_max_wait, 1, 0, 3600 * 1000,
-							PGC_SIGHUP, GUC_UNIT_MS, NULL, assign_warm_max_wait, NULL);
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_concurrency_control.quantum",
 							"Longest turn: while others wait, a session keeps its slot for the next transaction until this long after it was admitted.",
 							"0 gives the slot back after every transaction.",
 							&pcc_quantum, 0, 0, 60 * 1000,
-							PGC_SIGHUP, GUC_UNIT_MS, NULL, assign_quantum, NULL);
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomEnumVariable("pg_concurrency_control.priority",
 							 "Queue priority of this session's statements: high, normal or low.",
 							 "Higher priority waiters are admitted first; see priority_aging.",
@@ -333,21 +243,21 @@ pcc_define_gucs(void)
 							"Head start of a waiter over waiters one priority lower.",
 							"A waiter passes lower priority waiters that arrived less than this before it (twice this for two levels), and nobody else. 0 makes the queues FIFO regardless of priority.",
 							&pcc_priority_aging, 10 * 1000, 0, 3600 * 1000,
-							PGC_SIGHUP, GUC_UNIT_MS, NULL, assign_priority_aging, NULL);
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_concurrency_control.auto_min",
 							"Lowest limit an automatically tuned gate (limit -1) goes down to.",
 							NULL, &pcc_auto_min, 2, 1, MAX_BACKENDS,
-							PGC_SIGHUP, 0, NULL, assign_auto_min, NULL);
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_concurrency_control.auto_max",
 							"Highest limit an automatically tuned gate (limit -1) goes up to.",
 							"Below auto_min, auto_min is used.",
 							&pcc_auto_max, 64, 1, MAX_BACKENDS,
-							PGC_SIGHUP, 0, NULL, assign_auto_max, NULL);
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomStringVariable("pg_concurrency_control.groups",
 							   "Workload groups and their limits, as name=limit, ...",
 							   "A session in a group (pg_concurrency_control.workload_group) takes its group's slot before its gate's. A limit of 0 means unlimited.",
 							   &pcc_groups, "", PGC_SIGHUP, 0,
-							   check_groups, assign_groups, NULL);
+							   check_groups, NULL, NULL);
 	DefineCustomStringVariable("pg_concurrency_control.workload_group",
 							   "Workload group of this session (see pg_concurrency_control.groups).",
 							   "Empty: no group. A group not in pg_concurrency_control.groups gates nothing.",

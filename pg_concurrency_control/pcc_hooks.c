@@ -5,13 +5,16 @@
  *	  hooks, transaction callbacks and this backend's slot bookkeeping.
  *
  * What takes a slot (top-level statements of client backends only):
- * - BEGIN / START TRANSACTION takes a transaction slot before the block
- *   starts; the block keeps it until COMMIT, ROLLBACK, PREPARE TRANSACTION
- *   or the error that aborts it.  A chained block (COMMIT AND CHAIN) takes
- *   its slot at its first statement.
- * - Outside an explicit block, the first statement that reaches the
- *   executor takes a bigquery, autocommit (writes) or query (reads) slot,
- *   held until its transaction ends.
+ * - A transaction block takes a transaction slot and keeps it until the
+ *   transaction ends (COMMIT, ROLLBACK, PREPARE TRANSACTION, the error that
+ *   aborts it): BEGIN / START TRANSACTION takes it before the block starts;
+ *   a block xact.c starts otherwise (COMMIT AND CHAIN, ROLLBACK AND CHAIN,
+ *   the implicit block of a multi-statement query string) at its first
+ *   statement that reaches the executor.  Whether a statement runs in a
+ *   block is xact.c's answer (IsTransactionBlock()), read when it starts.
+ * - Outside a block, the first statement that reaches the executor takes
+ *   a bigquery, autocommit (writes) or query (reads) slot, held until its
+ *   transaction ends.
  * - Inside a block, a big statement takes a bigquery slot until its
  *   executor ends (a cursor: until it is closed).
  * A session in a workload group takes its group's slot first, for the
@@ -19,9 +22,12 @@
  * With pg_concurrency_control.quantum, the transaction-scoped slot may be
  * kept for the session's next transaction (pcc_gate_linger), except by a
  * session in a group.
- * "Top level" excludes everything run by another statement: functions,
- * triggers, SPI, DO and CALL bodies, planning-time evaluation, and work
- * done while committing.  Utility statements take no slot, except that
+ * "Top level" is a statement the client sent: the active portal's, not
+ * run by another statement (functions, triggers, SPI, DO and CALL bodies,
+ * and whatever planning or ExecutorStart evaluates).  Work PostgreSQL does
+ * while committing (deferred triggers, holdable cursors, other modules'
+ * pre-commit callbacks) runs with no active portal and is never gated: a
+ * COMMIT never waits for a slot.  Utility statements take no slot, except that
  * EXPLAIN ANALYZE, CREATE TABLE AS / SELECT INTO, COPY (query) TO,
  * DECLARE CURSOR and EXECUTE are gated by the query they run.
  *
@@ -36,6 +42,7 @@
 #include "miscadmin.h"
 #include "optimizer/planner.h"
 #include "storage/ipc.h"
+#include "tcop/pquery.h"
 #include "tcop/utility.h"
 #include "utils/memutils.h"
 
@@ -54,16 +61,6 @@ typedef struct PccStatementSlot
 
 /* Depth of statements run by other statements; 0 at top level. */
 static int	nesting_level = 0;
-
-/* Between pre-commit and commit: deferred triggers, holdable cursors. */
-static bool committing = false;
-
-/* BEGIN was seen and the block has not ended yet. */
-static bool in_explicit_block = false;
-
-/* COMMIT/ROLLBACK AND CHAIN: the next block wants a transaction slot. */
-static bool chain_pending = false;
-static bool want_transaction_slot = false;
 
 /* This transaction went through admission (with or without a slot). */
 static bool transaction_admitted = false;
@@ -85,12 +82,22 @@ static ProcessUtility_hook_type prev_ProcessUtility = NULL;
 
 void		_PG_init(void);
 
+/*
+ * Is this a statement the client sent?  A portal runs it, and no other
+ * statement of ours runs it.  Commit-time work has no active portal.
+ */
+static bool
+pcc_at_top_level(void)
+{
+	return nesting_level == 0 && ActivePortal != NULL;
+}
+
 /* Does admission control apply to what this backend is about to run? */
 static bool
 pcc_gating_applies(void)
 {
 	return pcc_shared != NULL && pcc_enabled && !pcc_bypass &&
-		nesting_level == 0 && !committing &&
+		pcc_at_top_level() &&
 		MyBackendType == B_BACKEND && !IsParallelWorker();
 }
 
@@ -163,12 +170,15 @@ pcc_register_backend(void)
  * time counts from admitted_at.
  */
 static void
-pcc_mark_held(PccBackend *me, PccGateId id, TimestampTz admitted_at)
+pcc_mark_held(PccBackend *me, PccGateId id, PccTime admitted_at)
 {
+	uint32		was_held PG_USED_FOR_ASSERTS_ONLY;
+
 	me->held_since[id] = GetCurrentStatementStartTimestamp();
 	me->served_since[id] = admitted_at;
 	pcc_auto_slot_taken(id);
-	pg_atomic_fetch_or_u32(&me->held, 1U << id);
+	was_held = pg_atomic_fetch_or_u32(&me->held, 1U << id);
+	Assert((was_held & (1U << id)) == 0);
 }
 
 /*
@@ -209,7 +219,7 @@ pcc_resume_turn(PccGateId id)
 	/* without the exit hook, this session has never held a slot */
 	if (!exit_hook_registered || !pcc_gate_resume(id))
 		return false;
-	pcc_mark_held(pcc_my_backend(), id, GetCurrentStatementStartTimestamp());
+	pcc_mark_held(pcc_my_backend(), id, pcc_now());
 	return true;
 }
 
@@ -302,28 +312,24 @@ pcc_drop_statement_slots(QueryDesc *qd, int nest_level)
 		pcc_give_slot(PCC_GATE_BIGQUERY);
 }
 
-/* Decide and take what a top-level statement needs before it runs. */
+/*
+ * Decide and take what a top-level statement needs before it runs: its
+ * transaction's slot if the transaction has none yet (a block's, or one
+ * for this statement's kind), and in a block a big statement's own.
+ */
 static void
 pcc_admit_statement(QueryDesc *qd)
 {
 	bool		big = pcc_statement_is_big(qd, pcc_bigquery_cost_threshold);
+	bool		in_block = IsTransactionBlock();
 
-	if (in_explicit_block)
-	{
-		if (want_transaction_slot)
-		{
-			want_transaction_slot = false;
-			pcc_admit_transaction(PCC_GATE_TRANSACTION);
-		}
-		if (big)
-			pcc_admit_big_statement(qd);
-		return;
-	}
-	if (transaction_admitted)
-		return;
-	pcc_admit_transaction(big ? PCC_GATE_BIGQUERY :
-						  pcc_statement_writes(qd) ? PCC_GATE_AUTOCOMMIT :
-						  PCC_GATE_QUERY);
+	if (!transaction_admitted)
+		pcc_admit_transaction(in_block ? PCC_GATE_TRANSACTION :
+							  big ? PCC_GATE_BIGQUERY :
+							  pcc_statement_writes(qd) ? PCC_GATE_AUTOCOMMIT :
+							  PCC_GATE_QUERY);
+	if (in_block && big)
+		pcc_admit_big_statement(qd);
 }
 
 /* planner_hook: functions evaluated while planning are not top level. */
@@ -351,31 +357,38 @@ pcc_planner(Query *parse, const char *query_string, int cursorOptions,
 	return result;
 }
 
-/* ExecutorStart_hook: admission happens here, once the plan is known. */
+/*
+ * ExecutorStart_hook: admission happens here, once the plan is known.
+ * What ExecutorStart evaluates (initial partition pruning, say) is nested.
+ */
 static void
 pcc_ExecutorStart(QueryDesc *queryDesc, int eflags)
 {
-	if (nesting_level == 0)
+	if (pcc_at_top_level())
 		pcc_auto_statement_begins();
 	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) == 0 && pcc_gating_applies())
 		pcc_admit_statement(queryDesc);
 
-	if (prev_ExecutorStart)
-		prev_ExecutorStart(queryDesc, eflags);
-	else
-		standard_ExecutorStart(queryDesc, eflags);
+	nesting_level++;
+	PG_TRY();
+	{
+		if (prev_ExecutorStart)
+			prev_ExecutorStart(queryDesc, eflags);
+		else
+			standard_ExecutorStart(queryDesc, eflags);
+	}
+	PG_FINALLY();
+	{
+		nesting_level--;
+	}
+	PG_END_TRY();
 }
 
-/*
- * ExecutorRun_hook: what runs inside is nested.  A top-level run (an
- * Execute or FETCH of an open portal, too) is a statement's work.
- */
+/* The previous or standard ExecutorRun, with what it runs nested. */
 static void
-pcc_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction, uint64 count,
-				bool execute_once)
+pcc_executor_run_nested(QueryDesc *queryDesc, ScanDirection direction,
+						uint64 count, bool execute_once)
 {
-	if (nesting_level == 0)
-		pcc_auto_statement_begins();
 	nesting_level++;
 	PG_TRY();
 	{
@@ -389,7 +402,22 @@ pcc_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction, uint64 count,
 		nesting_level--;
 	}
 	PG_END_TRY();
-	if (nesting_level == 0)
+}
+
+/*
+ * ExecutorRun_hook: what runs inside is nested.  A top-level run (an
+ * Execute or FETCH of an open portal, too) is a statement's work.
+ */
+static void
+pcc_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction, uint64 count,
+				bool execute_once)
+{
+	bool		top = pcc_at_top_level();
+
+	if (top)
+		pcc_auto_statement_begins();
+	pcc_executor_run_nested(queryDesc, direction, count, execute_once);
+	if (top)
 		pcc_auto_statement_ends();
 }
 
@@ -443,30 +471,57 @@ pcc_utility_runs_query(Node *stmt)
 	}
 }
 
-/* BEGIN, START TRANSACTION and the AND CHAIN variants. */
-static void
-pcc_transaction_statement(TransactionStmt *stmt)
+/* BEGIN and START TRANSACTION wait for the block's slot before it starts. */
+static bool
+pcc_starts_block(Node *stmt)
 {
-	switch (stmt->kind)
-	{
-		case TRANS_STMT_BEGIN:
-		case TRANS_STMT_START:
-			if (in_explicit_block)
-				break;			/* only a warning: already in a block */
-			if (pcc_gating_applies() && !transaction_admitted)
-				pcc_admit_transaction(PCC_GATE_TRANSACTION);
-			in_explicit_block = true;
-			break;
-		case TRANS_STMT_COMMIT:
-		case TRANS_STMT_ROLLBACK:
-			chain_pending = stmt->chain && in_explicit_block;
-			break;
-		default:
-			break;
-	}
+	return IsA(stmt, TransactionStmt) &&
+		(((TransactionStmt *) stmt)->kind == TRANS_STMT_BEGIN ||
+		 ((TransactionStmt *) stmt)->kind == TRANS_STMT_START);
 }
 
-/* ProcessUtility_hook: transaction control and nesting. */
+/* The previous or standard ProcessUtility. */
+static void
+pcc_call_utility(PlannedStmt *pstmt, const char *queryString,
+				 PCC_UTILITY_READONLY_PARAM
+				 ProcessUtilityContext context, ParamListInfo params,
+				 QueryEnvironment *queryEnv, DestReceiver *dest,
+				 QueryCompletion *qc)
+{
+	if (prev_ProcessUtility)
+		prev_ProcessUtility(pstmt, queryString, PCC_UTILITY_READONLY_ARG
+							context, params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, PCC_UTILITY_READONLY_ARG
+								context, params, queryEnv, dest, qc);
+}
+
+/* The same, with what it runs nested. */
+static void
+pcc_call_utility_nested(PlannedStmt *pstmt, const char *queryString,
+						PCC_UTILITY_READONLY_PARAM
+						ProcessUtilityContext context, ParamListInfo params,
+						QueryEnvironment *queryEnv, DestReceiver *dest,
+						QueryCompletion *qc)
+{
+	nesting_level++;
+	PG_TRY();
+	{
+		pcc_call_utility(pstmt, queryString, PCC_UTILITY_READONLY_ARG
+						 context, params, queryEnv, dest, qc);
+	}
+	PG_FINALLY();
+	{
+		nesting_level--;
+	}
+	PG_END_TRY();
+}
+
+/*
+ * ProcessUtility_hook: BEGIN's admission and nesting.  A utility statement
+ * that runs a query (pcc_utility_runs_query) leaves it at top level, to be
+ * gated in ExecutorStart.
+ */
 static void
 pcc_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 				   PCC_UTILITY_READONLY_PARAM
@@ -475,53 +530,38 @@ pcc_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 				   QueryCompletion *qc)
 {
 	Node	   *stmt = pstmt->utilityStmt;
-	bool		top = context == PROCESS_UTILITY_TOPLEVEL && nesting_level == 0;
-	volatile bool nested = !(top && pcc_utility_runs_query(stmt));
+	bool		top = context == PROCESS_UTILITY_TOPLEVEL && pcc_at_top_level();
 
 	if (top)
 		pcc_auto_statement_begins();
-	if (top && IsA(stmt, TransactionStmt))
-		pcc_transaction_statement((TransactionStmt *) stmt);
+	/* a BEGIN in a block that went through admission only warns */
+	if (top && pcc_starts_block(stmt) && !transaction_admitted &&
+		pcc_gating_applies())
+		pcc_admit_transaction(PCC_GATE_TRANSACTION);
 
-	if (nested)
-		nesting_level++;
-	PG_TRY();
-	{
-		if (prev_ProcessUtility)
-			prev_ProcessUtility(pstmt, queryString, PCC_UTILITY_READONLY_ARG
+	if (top && pcc_utility_runs_query(stmt))
+		pcc_call_utility(pstmt, queryString, PCC_UTILITY_READONLY_ARG
+						 context, params, queryEnv, dest, qc);
+	else
+		pcc_call_utility_nested(pstmt, queryString, PCC_UTILITY_READONLY_ARG
 								context, params, queryEnv, dest, qc);
-		else
-			standard_ProcessUtility(pstmt, queryString, PCC_UTILITY_READONLY_ARG
-									context, params, queryEnv, dest, qc);
-	}
-	PG_FINALLY();
-	{
-		if (nested)
-			nesting_level--;
-	}
-	PG_END_TRY();
 	if (top)
 		pcc_auto_statement_ends();
 }
 
-/* Transaction end releases the transaction's and its statements' slots. */
+/*
+ * Transaction end releases the transaction's and its statements' slots;
+ * the next transaction, chained or not, goes through admission afresh.
+ */
 static void
 pcc_xact_callback(XactEvent event, void *arg)
 {
 	switch (event)
 	{
-		case XACT_EVENT_PRE_COMMIT:
-		case XACT_EVENT_PRE_PREPARE:
-			committing = true;
-			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PREPARE:
-			committing = false;
 			pcc_release_all(false);
-			in_explicit_block = chain_pending;
-			want_transaction_slot = chain_pending;
-			chain_pending = false;
 			break;
 		default:
 			break;

@@ -71,6 +71,7 @@ pcc_shmem_startup(void)
 								 pcc_shmem_size(), &found);
 	if (!found)
 	{
+		/* new memory, which no other process has mapped yet */
 		TimestampTz now = GetCurrentTimestamp();
 
 		memset(pcc_shared, 0, pcc_shmem_size());
@@ -101,6 +102,7 @@ pcc_shmem_startup(void)
 		pg_atomic_init_u32(&pcc_shared->priority_aging_ms, 0);
 		pg_atomic_init_u32(&pcc_shared->auto_min, 1);
 		pg_atomic_init_u32(&pcc_shared->auto_max, 1);
+		pg_atomic_init_u64(&pcc_shared->config_loaded, 0);
 		pcc_shared->nbackends = pcc_backend_slots();
 		for (int i = 0; i < pcc_shared->nbackends; i++)
 		{
@@ -111,11 +113,10 @@ pcc_shmem_startup(void)
 			be->queue_gate = PCC_NO_GATE;
 			be->linger_gate = PCC_NO_GATE;
 		}
+		/* the settings as the postmaster sees them; the worker takes over */
+		pcc_publish_settings();
 	}
 	LWLockRelease(AddinShmemInitLock);
-
-	/* Limits come from the GUCs as this process sees them now. */
-	pcc_publish_settings();
 }
 
 /* Called from _PG_init when loaded via shared_preload_libraries. */

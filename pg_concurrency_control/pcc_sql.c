@@ -1,10 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * pcc_sql.c
- *	  SQL interface: status, backends, reset, the consistency check and the
- *	  adaptive limit's simulation.
+ *	  SQL interface: status, backends, reset, the consistency check, when
+ *	  the configuration was applied, and the adaptive limit's simulation.
  *
  * Gating works without CREATE EXTENSION; only these functions need it.
+ * The simulation is a test model, not part of the extension's API: the
+ * tests bind it themselves (a superuser's CREATE FUNCTION ... LANGUAGE C).
  *
  *-------------------------------------------------------------------------
  */
@@ -25,22 +27,16 @@ PG_FUNCTION_INFO_V1(pg_concurrency_control_status);
 PG_FUNCTION_INFO_V1(pg_concurrency_control_backends);
 PG_FUNCTION_INFO_V1(pg_concurrency_control_reset);
 PG_FUNCTION_INFO_V1(pg_concurrency_control_check);
+PG_FUNCTION_INFO_V1(pg_concurrency_control_config_loaded);
 PG_FUNCTION_INFO_V1(pg_concurrency_control_auto_simulate);
 
 #define STATUS_COLS		24
-#define STATUS_COLS_V1_5	23
-#define STATUS_COLS_V1_4	22
-#define STATUS_COLS_V1_3	21
-#define STATUS_COLS_V1_2	17
-#define STATUS_COLS_V1_0	15
 #define AUTO_INPUT_COLS		6	/* status: baseline_ms .. floor */
 #define BACKENDS_COLS	7
-#define BACKENDS_COLS_V1_1	6
-#define BACKENDS_COLS_V1_0	4
 #define CHECK_COLS		2
 #define SIMULATE_COLS	7
 
-/* A gate's numbers, copied out under its mutex. */
+/* A gate's numbers, copied out under its mutex (O(1) hold). */
 typedef struct GateSnapshot
 {
 	uint32		limit;
@@ -61,11 +57,18 @@ typedef struct GateSnapshot
 	uint64		resumed;
 	bool		auto_on;
 	PccAutoState auto_state;
+	int			lingering;
+} GateSnapshot;
+
+/* What check() finds walking a gate's lists, under its mutex. */
+typedef struct GateLists
+{
+	uint32		waiting;		/* per the state word */
 	int			queue_length;
 	bool		queue_consistent;
 	int			lingering;		/* length of the lingering list */
 	bool		lingering_consistent;
-} GateSnapshot;
+} GateLists;
 
 /* The four gates, and the group slots that carry a group's name. */
 static bool
@@ -80,7 +83,6 @@ snapshot_gate(PccGateId id, GateSnapshot *s)
 {
 	PccGate    *gate = pcc_gate(id);
 	uint64		state;
-	dlist_iter	iter;
 
 	SpinLockAcquire(&gate->mutex);
 	state = pg_atomic_read_u64(&gate->state);
@@ -101,33 +103,49 @@ snapshot_gate(PccGateId id, GateSnapshot *s)
 	s->reset_time = gate->reset_time;
 	s->resumed = gate->resumed;
 	s->auto_on = pg_atomic_read_u32(&gate->auto_on) != 0;
+	s->lingering = (int) gate->nlingering;
+	SpinLockRelease(&gate->mutex);
 	s->auto_state = gate->auto_state;	/* racy: the watchdog writes it */
-	s->queue_length = 0;
-	s->queue_consistent = true;
+}
+
+/*
+ * Walk a gate's queues and lingering list.  For check() only: it holds the
+ * gate's mutex for O(waiters), which is why check() is for pg_monitor.
+ */
+static void
+walk_gate_lists(PccGateId id, GateLists *l)
+{
+	PccGate    *gate = pcc_gate(id);
+	dlist_iter	iter;
+
+	SpinLockAcquire(&gate->mutex);
+	l->waiting = pcc_state_waiting(pg_atomic_read_u64(&gate->state));
+	l->queue_length = 0;
+	l->queue_consistent = true;
 	for (int p = 0; p < PCC_NUM_PRIORITIES; p++)
 	{
 		dlist_foreach(iter, &gate->queues[p])
 		{
 			PccBackend *be = dlist_container(PccBackend, queue_node, iter.cur);
 
-			s->queue_length++;
+			l->queue_length++;
 			if (be->queue_gate != (int) id || (int) be->queue_priority != p ||
 				pg_atomic_read_u32(&be->status) != PCC_WAIT_QUEUED)
-				s->queue_consistent = false;
+				l->queue_consistent = false;
 		}
 	}
-	s->lingering = 0;
-	s->lingering_consistent = true;
+	l->lingering = 0;
+	l->lingering_consistent = true;
 	dlist_foreach(iter, &gate->lingering)
 	{
 		PccBackend *be = dlist_container(PccBackend, linger_node, iter.cur);
 
-		s->lingering++;
+		l->lingering++;
 		if (be->linger_gate != (int) id)
-			s->lingering_consistent = false;
+			l->lingering_consistent = false;
 	}
-	if (s->lingering != (int) gate->nlingering)
-		s->lingering_consistent = false;
+	if (l->lingering != (int) gate->nlingering)
+		l->lingering_consistent = false;
 	SpinLockRelease(&gate->mutex);
 }
 
@@ -152,23 +170,15 @@ put_auto_inputs(const GateSnapshot *s, Datum *values, bool *nulls)
 	return AUTO_INPUT_COLS;
 }
 
-/*
- * pg_concurrency_control_status(): one row per gate.  The definitions of
- * 1.0, 1.2, 1.3, 1.4 and 1.5, with fewer columns, are served too.
- */
+/* pg_concurrency_control_status(): one row per gate. */
 Datum
 pg_concurrency_control_status(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	int			natts;
 
 	pcc_require_shared();
 	InitMaterializedSRF(fcinfo, 0);
-	natts = rsinfo->setDesc->natts;
-	if (natts != STATUS_COLS && natts != STATUS_COLS_V1_5 &&
-		natts != STATUS_COLS_V1_4 &&
-		natts != STATUS_COLS_V1_3 &&
-		natts != STATUS_COLS_V1_2 && natts != STATUS_COLS_V1_0)
+	if (rsinfo->setDesc->natts != STATUS_COLS)
 		elog(ERROR, "incorrect number of output arguments");
 
 	for (int id = 0; id < PCC_NUM_SLOTS; id++)
@@ -201,11 +211,20 @@ pg_concurrency_control_status(PG_FUNCTION_ARGS)
 		values[i++] = Int64GetDatum((int64) s.resumed);
 		values[i++] = BoolGetDatum(s.auto_on);
 		i += put_auto_inputs(&s, values + i, nulls + i);
-		i = Min(i, natts);
-		Assert(i == natts);
+		Assert(i == STATUS_COLS);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;
+}
+
+/*
+ * A monotonic instant as the wall-clock time users read: now on the wall
+ * clock minus how long ago it was.
+ */
+static TimestampTz
+pcc_time_to_wall(PccTime t)
+{
+	return GetCurrentTimestamp() - (pcc_now() - t);
 }
 
 /* One row of backends(); ticket and turn are NULL when zero. */
@@ -229,22 +248,15 @@ put_backend_row(ReturnSetInfo *rsinfo, int pid, PccGateId id,
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
-/*
- * pg_concurrency_control_backends(): who holds or waits for a slot.  The
- * older definitions with fewer columns are served too, so the library can
- * be upgraded before ALTER EXTENSION UPDATE.
- */
+/* pg_concurrency_control_backends(): who holds, keeps or waits for a slot. */
 Datum
 pg_concurrency_control_backends(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	int			natts;
 
 	pcc_require_shared();
 	InitMaterializedSRF(fcinfo, 0);
-	natts = rsinfo->setDesc->natts;
-	if (natts != BACKENDS_COLS && natts != BACKENDS_COLS_V1_1 &&
-		natts != BACKENDS_COLS_V1_0)
+	if (rsinfo->setDesc->natts != BACKENDS_COLS)
 		elog(ERROR, "incorrect number of output arguments");
 
 	for (int i = 0; i < pcc_shared->nbackends; i++)
@@ -266,14 +278,16 @@ pg_concurrency_control_backends(PG_FUNCTION_ARGS)
 		linger_gate = be->linger_gate;
 		if (linger_gate != PCC_NO_GATE)
 			put_backend_row(rsinfo, pid, linger_gate, "lingering",
-							be->turn_start, be->held_ticket[linger_gate],
+							pcc_time_to_wall(be->turn_start),
+							be->held_ticket[linger_gate],
 							be->held_turn[linger_gate],
 							be->held_priority[linger_gate]);
 		queue_gate = be->queue_gate;
 		if (queue_gate != PCC_NO_GATE &&
 			pg_atomic_read_u32(&be->status) == PCC_WAIT_QUEUED)
 			put_backend_row(rsinfo, pid, queue_gate, "waiting",
-							be->queue_since, be->queue_ticket, 0,
+							pcc_time_to_wall(be->queue_since),
+							be->queue_ticket, 0,
 							be->queue_priority);
 	}
 	return (Datum) 0;
@@ -321,21 +335,23 @@ pg_concurrency_control_check(PG_FUNCTION_ARGS)
 	for (int id = 0; id < PCC_NUM_SLOTS; id++)
 	{
 		GateSnapshot s;
+		GateLists	l;
 		uint32		holders = 0;
 
 		if (!gate_listed(id))
 			continue;
+		walk_gate_lists(id, &l);
 		snapshot_gate(id, &s);
 		for (int i = 0; i < pcc_shared->nbackends; i++)
 			if (pg_atomic_read_u32(&pcc_shared->backends[i].held) & (1U << id))
 				holders++;
 
-		if (s.queue_length != (int) s.waiting)
+		if (l.queue_length != (int) l.waiting)
 			put_problem(rsinfo, id, psprintf("queue holds %d backends but waiting is %u",
-											 s.queue_length, s.waiting));
-		if (!s.queue_consistent)
+											 l.queue_length, l.waiting));
+		if (!l.queue_consistent)
 			put_problem(rsinfo, id, "a queued backend is not marked as queued on this gate in its class");
-		if (!s.lingering_consistent)
+		if (!l.lingering_consistent)
 			put_problem(rsinfo, id, "the lingering list does not match the backends keeping a slot");
 		if (holders + s.lingering != s.running)
 			put_problem(rsinfo, id, psprintf("%u backends hold a slot and %d keep one but running is %u",
@@ -349,6 +365,15 @@ pg_concurrency_control_check(PG_FUNCTION_ARGS)
 											 s.waiting, s.running, s.limit));
 	}
 	return (Datum) 0;
+}
+
+/* pg_concurrency_control_config_loaded(): when the worker last applied it. */
+Datum
+pg_concurrency_control_config_loaded(PG_FUNCTION_ARGS)
+{
+	pcc_require_shared();
+	PG_RETURN_TIMESTAMPTZ((TimestampTz)
+						  pg_atomic_read_u64(&pcc_shared->config_loaded));
 }
 
 /*
@@ -368,7 +393,6 @@ pg_concurrency_control_check(PG_FUNCTION_ARGS)
  * each holder past the knee shortens every hold by that much (holders that
  * wait for a CPU overlap their clients' round trips), down to half its
  * service time, so throughput still rises where service time says stop.
- * 1.4's definition, without hidden_ms, is served too.
  */
 Datum
 pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
@@ -380,7 +404,7 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 	int32		auto_max = PG_GETARG_INT32(3);
 	int32		start = PG_GETARG_INT32(4);
 	float8		client_ms = PG_GETARG_FLOAT8(5);
-	float8		hidden_ms = PG_NARGS() > 6 ? PG_GETARG_FLOAT8(6) : 0;
+	float8		hidden_ms = PG_GETARG_FLOAT8(6);
 	Datum	   *unloaded;
 	Datum	   *knee;
 	int			nunloaded;
@@ -388,7 +412,7 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 	PccAutoState st;
 	PccAutoSample pending = {0};
 	double		interval_s = PCC_AUTO_INTERVAL_MS / 1000.0;
-	TimestampTz now = 1;		/* 0 would mean "not probing" */
+	PccTime		now = 1;		/* 0 would mean "not probing" */
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (rsinfo->setDesc->natts != SIMULATE_COLS)
@@ -411,10 +435,11 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("auto_min, auto_max and start must be at least 1")));
-	if (client_ms < 0)
+	if (!(client_ms >= 0) || isinf(client_ms) || isnan(hidden_ms) ||
+		isinf(hidden_ms))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("client_ms must not be negative")));
+				 errmsg("client_ms must be finite and not negative, hidden_ms finite")));
 
 	pcc_auto_start(&st, (uint32) start, (uint32) auto_min, (uint32) auto_max, now);
 	for (int step = 0; step < nunloaded; step++)
@@ -430,10 +455,11 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 		double		hold_us;
 		double		done;
 
-		if (base_ms <= 0 || capacity < 1)
+		CHECK_FOR_INTERRUPTS();
+		if (!(base_ms > 0) || isinf(base_ms) || capacity < 1)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("step %d: unloaded_ms must be positive and knee at least 1",
+					 errmsg("step %d: unloaded_ms must be positive and finite, knee at least 1",
 							step + 1)));
 		/* past the knee, holders at the server share it */
 		at_server = limit * base_ms / (base_ms + client_ms);

@@ -10,10 +10,17 @@
  * with waiters, the holders blocked on a heavyweight lock for longer than
  * deadlock_timeout, publishes that count, and hands slots to waiters as if
  * those holders were not there (as InnoDB does for innodb_thread_concurrency).
- * It also applies reloaded limits in case no waiter woke to do it, frees
- * kept slots whose turn is over (see pcc_gate_linger), and steps the
- * controllers of adaptive limits (see pcc_auto.c).  Workload groups are
- * gates here like the others.
+ * It also frees kept slots whose turn is over (see pcc_gate_linger) and
+ * steps the controllers of adaptive limits (see pcc_auto.c).  Workload
+ * groups are gates here like the others.
+ *
+ * It is the one writer of the shared settings: at its start and after
+ * each reload of the configuration it publishes them (pcc_guc.c) and
+ * admits whoever a raised limit lets in.  Nothing else it does can fail:
+ * SIGTERM only sets a flag that the loop acts on between passes, so the
+ * worker never leaves a gate's spinlock or the group table half-written.
+ * The server does not start without it (pcc_register_watchdog): a kept
+ * slot nobody resumes, the deadlock escape and adaptive limits rely on it.
  *
  *-------------------------------------------------------------------------
  */
@@ -22,7 +29,9 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
+#include "postmaster/bgworker_internals.h"
 #include "postmaster/interrupt.h"
+#include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
 #include "utils/guc.h"
@@ -35,8 +44,9 @@ PGDLLEXPORT void pcc_watchdog_main(Datum main_arg);
 /*
  * How often to look: a quarter of deadlock_timeout, within [10ms, 250ms];
  * with adaptive limits, at least every PCC_AUTO_INTERVAL_MS; while slots
- * are kept between transactions, a quarter of the quantum, so that one
- * nobody resumes is freed soon after its turn ends.
+ * are kept between transactions, a quarter of the quantum (at least 10ms),
+ * so that one nobody resumes is freed soon after its turn ends.  With a
+ * quantum of 0 the next pass frees them all.
  */
 static long
 pcc_watchdog_interval(void)
@@ -49,15 +59,19 @@ pcc_watchdog_interval(void)
 			interval = Min(interval, PCC_AUTO_INTERVAL_MS);
 	for (int id = 0; id < PCC_NUM_GATES; id++)
 		if (pcc_gate(id)->nlingering > 0)
-			return Min(interval, Max(1, quantum_ms / 4));
+			return Min(interval, Max(10, quantum_ms / 4));
 	return interval;
 }
 
-/* One pass over the gates. */
+/*
+ * One pass over the gates.  Lock waits are timed on the wall clock, as
+ * PostgreSQL records their start (PGPROC.waitStart).
+ */
 static void
 pcc_watchdog_scan(void)
 {
-	TimestampTz now = GetCurrentTimestamp();
+	PccTime		now = pcc_now();
+	TimestampTz wall_now = GetCurrentTimestamp();
 
 	for (int id = 0; id < PCC_NUM_SLOTS; id++)
 	{
@@ -67,7 +81,7 @@ pcc_watchdog_scan(void)
 
 		pcc_auto_tick(id, now);
 		if (pcc_state_waiting(state) > 0)
-			stuck = pcc_gate_count_stuck_holders(id, now);
+			stuck = pcc_gate_count_stuck_holders(id, wall_now);
 		if (pg_atomic_read_u32(&gate->stuck) != stuck)
 			pg_atomic_write_u32(&gate->stuck, stuck);
 		if (pcc_state_waiting(state) > 0 || gate->nlingering > 0)
@@ -75,29 +89,60 @@ pcc_watchdog_scan(void)
 	}
 }
 
-/* Entry point of the worker. */
+/*
+ * Entry point of the worker.  Exits with 1 on SIGTERM, so that the
+ * postmaster starts it again unless the server is shutting down.
+ */
 void
 pcc_watchdog_main(Datum main_arg)
 {
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	BackgroundWorkerUnblockSignals();
 
-	for (;;)
+	/* a reload may have come while it was not running */
+	pcc_publish_settings();
+	while (!ShutdownRequestPending)
 	{
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 pcc_watchdog_interval(), PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			pcc_publish_settings();
 		}
 		pcc_watchdog_scan();
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 pcc_watchdog_interval(), PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
 	}
+	proc_exit(1);
 }
 
-/* Called from _PG_init. */
+/* Is a worker calling function registered (by this library)? */
+static bool
+pcc_worker_registered(const char *function)
+{
+	slist_iter	iter;
+
+	slist_foreach(iter, &BackgroundWorkerList)
+	{
+		RegisteredBgWorker *rw =
+			slist_container(RegisteredBgWorker, rw_lnode, iter.cur);
+
+		if (strcmp(rw->rw_worker.bgw_library_name, "pg_concurrency_control") == 0 &&
+			strcmp(rw->rw_worker.bgw_function_name, function) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Called from _PG_init.  Without the worker, a waiter behind a slot kept
+ * by an idle session could sleep forever: refuse to start instead.
+ * RegisterBackgroundWorker() only logs when max_worker_processes is used
+ * up.
+ */
 void
 pcc_register_watchdog(void)
 {
@@ -112,4 +157,11 @@ pcc_register_watchdog(void)
 	snprintf(worker.bgw_name, BGW_MAXLEN, "pg_concurrency_control watchdog");
 	snprintf(worker.bgw_type, BGW_MAXLEN, "pg_concurrency_control watchdog");
 	RegisterBackgroundWorker(&worker);
+	if (!IsUnderPostmaster && !pcc_worker_registered(worker.bgw_function_name))
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("pg_concurrency_control cannot register its watchdog worker"),
+				 errdetail("max_worker_processes is %d and other modules use every slot.",
+						   max_worker_processes),
+				 errhint("Raise max_worker_processes by one, or remove pg_concurrency_control from shared_preload_libraries.")));
 }

@@ -15,9 +15,10 @@ ensure_packages() {
 		{ echo "apt-get install ${missing[*]} failed" >&2; return 1; }
 }
 
-# Packages every script of the project needs.
+# Packages every script of the project needs (libkrb5-dev: the server's
+# libpq-be.h includes gssapi.h; libfaketime: the clock-step test).
 PCC_PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-client-15
-	libpq-dev libipc-run-perl make gcc)
+	libpq-dev libkrb5-dev libipc-run-perl libfaketime make gcc)
 
 PG_BINDIR=/usr/lib/postgresql/15/bin
 

@@ -1,7 +1,30 @@
 -- The adaptive limit's controller, driven step by step against a model
--- server (pg_concurrency_control_auto_simulate): in each 100 ms step the
--- model serves up to knee holders in unloaded_ms each; more holders share
--- that capacity, so their service time grows and throughput stays flat.
+-- server: in each 100 ms step the model serves up to knee holders in
+-- unloaded_ms each; more holders share that capacity, so their service
+-- time grows and throughput stays flat.  The model is a test entry point
+-- of the library, not part of the extension: the test binds it here.
+CREATE FUNCTION pg_concurrency_control_auto_simulate(
+    unloaded_ms double precision[],
+    knee integer[],
+    auto_min integer DEFAULT 2,
+    auto_max integer DEFAULT 64,
+    start integer DEFAULT 64,
+    client_ms double precision DEFAULT 0,
+    hidden_ms double precision DEFAULT 0,
+    OUT step integer,
+    OUT max_concurrency integer,
+    OUT service_ms double precision,
+    OUT throughput double precision,
+    OUT baseline_ms double precision,
+    OUT next_limit integer,
+    OUT probing boolean)
+RETURNS SETOF record
+AS 'pg_concurrency_control', 'pg_concurrency_control_auto_simulate'
+LANGUAGE C STRICT IMMUTABLE;
+-- It rejects what is not a number.
+SELECT count(*) FROM pg_concurrency_control_auto_simulate('{NaN}', '{8}');
+SELECT count(*) FROM pg_concurrency_control_auto_simulate('{1}', '{8}', 2, 64, 64, 'NaN');
+SELECT count(*) FROM pg_concurrency_control_auto_simulate('{1}', '{8}', 2, 64, 64, 0, 'Infinity');
 CREATE FUNCTION pcc_sim(unloaded float8[], knee int[],
                         auto_min int DEFAULT 2, auto_max int DEFAULT 64)
 RETURNS TABLE (step int, lim int, service_ms float8, throughput float8,
@@ -137,3 +160,4 @@ DROP FUNCTION pcc_sim, steps(int, float8), steps(int, int);
 -- Gates with a static limit show no controller state.
 SELECT gate, max_concurrency, auto, baseline_ms, service_ms, throughput
   FROM pg_concurrency_control ORDER BY gate;
+DROP FUNCTION pg_concurrency_control_auto_simulate;

@@ -69,7 +69,8 @@ SELECT pg_concurrency_control_reset();
 SELECT count(*) FROM pcc_t;
 RESET pg_concurrency_control.bigquery_cost_threshold;
 SELECT * FROM pcc_admitted();
--- Several statements in one implicit transaction share one slot.
+-- Several statements in one query string are an implicit block: one
+-- transaction slot for all three.
 SELECT pg_concurrency_control_reset();
 SELECT 1 AS a \; SELECT 2 AS b \; UPDATE pcc_t SET v = 3 WHERE id = 1;
 SELECT * FROM pcc_admitted();

@@ -9,7 +9,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
 
-our @EXPORT = qw(pcc_node pcc_reload session send_sql finish gate_value
+our @EXPORT = qw(pcc_node pcc_reload wait_applied session send_sql finish gate_value
   wait_gate wait_until no_problems backend_pid create_log log_order);
 
 # A started node with the module preloaded and the extension created.
@@ -36,8 +36,9 @@ sub pcc_node
 	return $node;
 }
 
-# Change settings and wait until the postmaster has applied them; a new
-# session then sees the new values.
+# Change settings and wait until they are in force: a new session sees the
+# new values, and the watchdog, which alone writes them into the gates, has
+# applied the configuration the postmaster loaded.
 sub pcc_reload
 {
 	my ($node, %set) = @_;
@@ -51,6 +52,17 @@ sub pcc_reload
 			  . " OR current_setting('pg_concurrency_control.$name')::text = '$set{$name}'")
 		  or die "setting $name was not applied";
 	}
+	wait_applied($node);
+}
+
+# Wait until the watchdog has applied the configuration the postmaster
+# last loaded.
+sub wait_applied
+{
+	my ($node) = @_;
+	$node->poll_query_until('pccmon',
+		'SELECT pg_concurrency_control_config_loaded() >= pg_conf_load_time()')
+	  or die "the watchdog did not apply the configuration";
 }
 
 # A psql session that keeps going after errors.

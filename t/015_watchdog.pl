@@ -1,0 +1,131 @@
+# The watchdog worker: the one writer of the shared settings (the
+# postmaster and the backends write none), a SIGTERM that cannot leave a
+# gate's spinlock held, a quantum of 0 that ends kept turns, and a server
+# that refuses to start without it.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use PccTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep time);
+
+# --- without a worker slot the server does not start, and says why
+my $nw = PostgreSQL::Test::Cluster->new('no_worker');
+$nw->init;
+$nw->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'pg_concurrency_control'\nmax_worker_processes = 0");
+ok(!$nw->start(fail_ok => 1), 'max_worker_processes = 0: the server refuses to start');
+like(slurp_file($nw->logfile),
+	qr/cannot register its watchdog worker.*\n.*DETAIL:  max_worker_processes is 0.*\n.*HINT:  Raise max_worker_processes/,
+	'the log says why and what to change');
+
+my $node = pcc_node('watchdog',
+	"pg_concurrency_control.query_concurrency = 1",
+	"pg_concurrency_control.transaction_concurrency = 1",
+	"deadlock_timeout = '10min'");
+
+# The worker's pid: the postmaster's child of that name (a worker without
+# a database connection is not in pg_stat_activity).
+sub worker_pid
+{
+	my $postmaster = $node->{_pid};
+	for my $dir (glob('/proc/[0-9]*'))
+	{
+		my ($stat, $cmd);
+		next unless open(my $fh, '<', "$dir/stat");
+		$stat = <$fh>;
+		close($fh);
+		next unless $stat && $stat =~ /^(\d+) \(.*\) \S+ (\d+)/ && $2 == $postmaster;
+		my $pid = $1;
+		next unless open($fh, '<', "$dir/cmdline");
+		$cmd = <$fh> // '';
+		close($fh);
+		return $pid if $cmd =~ /pg_concurrency_control watchdog/;
+	}
+	return '';
+}
+
+# Wait for a worker other than $old, for at most 10 s.
+sub new_worker
+{
+	my ($old) = @_;
+	for (1 .. 200)
+	{
+		my $pid = worker_pid();
+		return $pid if $pid && $pid ne $old;
+		usleep(50_000);
+	}
+	return '';
+}
+
+# --- one writer: with the worker stopped, a reload changes no gate
+my $pid = worker_pid();
+ok($pid, 'the worker runs');
+kill 'STOP', $pid;
+$node->append_conf('postgresql.conf', "pg_concurrency_control.query_concurrency = 3");
+$node->reload;
+$node->poll_query_until('pccmon',
+	"SELECT current_setting('pg_concurrency_control.query_concurrency') = '3'")
+  or die;
+usleep(300_000);
+is(gate_value($node, 'query', 'max_concurrency'), '1',
+	'the postmaster and the backends reloaded, but only the worker writes the limit');
+kill 'CONT', $pid;
+ok(wait_gate($node, 'query', 'max_concurrency', 3), 'the worker applies it');
+wait_applied($node);
+
+# --- quantum 0 ends the kept turns at once
+pcc_reload($node, quantum => '1min');
+my $a = session($node);
+my $b = session($node);
+$a->query_safe('BEGIN');
+$a->query_safe('SELECT 1');
+send_sql($b, 'BEGIN;');
+ok(wait_gate($node, 'transaction', 'waiting', 1), 'b waits for the block');
+$a->query_safe('COMMIT');
+ok(wait_gate($node, 'transaction', 'lingering', 1), 'a keeps its slot for its 60 s turn');
+is(gate_value($node, 'transaction', 'waiting'), '1', 'b still waits');
+my $t0 = time();
+pcc_reload($node, quantum => 0);
+ok(wait_until($node,
+	"SELECT waiting = 0 AND lingering = 0 FROM pg_concurrency_control WHERE gate = 'transaction'", 5),
+	'quantum 0: the kept slot goes to b at once');
+ok(time() - $t0 < 5, 'within seconds, not at the end of the old turn');
+finish($b);
+$b->query_safe('COMMIT');
+
+# --- SIGTERM: the worker stops between passes and comes back
+pcc_reload($node, quantum => '20ms', query_concurrency => 1);
+my @load;
+for my $i (1 .. 6)
+{
+	my $s = session($node);
+	send_sql($s, join('', map { "SELECT pg_sleep(0.002);\n" } 1 .. 150));
+	push @load, $s;
+}
+ok(wait_until($node,
+	"SELECT waiting > 0 FROM pg_concurrency_control WHERE gate = 'query'", 10),
+	'sessions queue');
+my $restarts = 0;
+for my $round (1 .. 4)
+{
+	my $old = worker_pid();
+	next unless $old;
+	kill 'TERM', $old;
+	$restarts++ if new_worker($old);
+}
+is($restarts, 4, 'the worker came back after every SIGTERM');
+finish($_) for @load;
+ok(wait_gate($node, 'query', 'running', 0), 'the load finished and the gate drained');
+no_problems($node, 'SIGTERM storm');
+unlike(slurp_file($node->logfile), qr/FATAL:  terminating background worker "pg_concurrency_control/,
+	'SIGTERM never raised FATAL inside the worker (it only sets a flag)');
+ok(worker_pid(), 'the worker runs again');
+
+$_->quit for @load;
+$a->quit;
+$b->quit;
+done_testing();

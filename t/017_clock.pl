@@ -1,0 +1,79 @@
+# Intervals are measured on the monotonic clock: a step of the wall clock
+# (libfaketime moves it under the server) neither times a waiter out nor
+# keeps a turn past its quantum.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use PccTest;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time);
+
+my $lib = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+plan skip_all => "libfaketime is not installed ($lib)" unless -e $lib;
+
+my $node = pcc_node('clock',
+	"pg_concurrency_control.transaction_concurrency = 1",
+	"pg_concurrency_control.quantum = '500ms'",
+	"deadlock_timeout = '10min'");
+
+# Restart the server under libfaketime: its wall clock follows the offset
+# in $offset_file; the monotonic clock stays real.
+my $offset_file = $node->basedir . '/faketime';
+sub set_offset
+{
+	open(my $fh, '>', $offset_file) or die;
+	print $fh "$_[0]\n";
+	close($fh);
+}
+set_offset('+0');
+$node->stop;
+{
+	local $ENV{LD_PRELOAD} = $lib;
+	local $ENV{FAKETIME_TIMESTAMP_FILE} = $offset_file;
+	local $ENV{FAKETIME_NO_CACHE} = '1';
+	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
+	$node->start;
+}
+
+my $holder = session($node);
+my $w = session($node);
+
+# --- a step forward does not time a waiter out
+$holder->query_safe('BEGIN');
+$w->query_safe("SET pg_concurrency_control.control_timeout = '20s'");
+$w->query_safe("SET pg_concurrency_control.timeout_action = 'error'");
+send_sql($w, 'BEGIN;');
+ok(wait_gate($node, 'transaction', 'waiting', 1), 'a session waits');
+set_offset('+2h');
+sleep(1);
+is(gate_value($node, 'transaction', 'waiting || \'/\' || timeouts'), '1/0',
+	'the wall clock jumped 2 h ahead: it still waits, no timeout');
+$holder->query_safe('COMMIT');
+my ($out, $err) = finish($w);
+is($err, '', 'admitted without an error when the holder commits');
+$w->query_safe('COMMIT');
+
+# --- a step back does not keep a turn past its quantum
+set_offset('+0');
+$holder->query_safe('BEGIN');
+$holder->query_safe('SELECT 1');
+send_sql($w, 'BEGIN;');
+ok(wait_gate($node, 'transaction', 'waiting', 1), 'a session waits');
+$holder->query_safe('COMMIT');
+ok(wait_gate($node, 'transaction', 'lingering', 1),
+	'the holder keeps its slot for the rest of its turn');
+my $t0 = time();
+set_offset('-2h');
+ok(wait_until($node,
+	"SELECT waiting = 0 AND lingering = 0 FROM pg_concurrency_control WHERE gate = 'transaction'", 10),
+	'the wall clock went 2 h back: the turn still ends after its quantum');
+ok(time() - $t0 < 5, 'within seconds');
+finish($w);
+$w->query_safe('COMMIT');
+set_offset('+0');
+no_problems($node, 'clock steps');
+$holder->quit;
+$w->quit;
+done_testing();
