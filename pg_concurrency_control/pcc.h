@@ -25,9 +25,12 @@
  *   granted_at; the waiter reads them after a read barrier.  The owner
  *   resets status to NONE: under the mutex when it leaves the queue itself,
  *   without it once granted, since nobody else touches a granted entry.
- * - PccBackend.held, held_since, held_ticket, held_turn and turn_start are
- *   written only by the owning backend; others read them racily for
- *   monitoring and for the deadlock escape.
+ * - PccBackend.held and the hold records (held_since, served_since,
+ *   held_ticket, held_turn, held_priority, turn_start) are written only by
+ *   the owning backend, in pcc_gate_acquire/release/linger/resume; others
+ *   read them racily for monitoring and for the deadlock escape, except
+ *   turn_start of a lingering slot, which the owner does not touch while
+ *   it lingers and a reclaimer reads under the gate mutex.
  * - PccGate.tickets and turns number queue entries and grants; they are
  *   bumped under the mutex and copied into the waiter's queue_ticket and
  *   granted_turn there, so under fifo, turns follow tickets exactly among
@@ -110,11 +113,11 @@ typedef enum PccGateId
 
 /*
  * Workload groups (pcc_group.c) are gates too, after the four above: gate
- * id PCC_NUM_GATES + i is group slot i.  A slot keeps its group's name
- * while anyone may still hold or wait for it.
+ * id PCC_NUM_GATES + i is group i.  A group keeps its name while anyone
+ * may still hold or wait for one of its slots.
  */
 #define PCC_MAX_GROUPS		16
-#define PCC_NUM_SLOTS		(PCC_NUM_GATES + PCC_MAX_GROUPS)
+#define PCC_NUM_GATE_IDS	(PCC_NUM_GATES + PCC_MAX_GROUPS)	/* gates and groups */
 #define PCC_GROUP_NAME_LEN	32
 #define PCC_GROUP_LABEL_LEN	(PCC_GROUP_NAME_LEN + 8)	/* "group:" + name */
 #define PCC_IS_GROUP(id)	((id) >= PCC_NUM_GATES)
@@ -203,17 +206,6 @@ typedef struct PccAutoState
 	double		trial_seconds[2];	/* and the time each ran */
 } PccAutoState;
 
-/* What an interval brought: the input of one controller step. */
-typedef struct PccAutoSample
-{
-	uint64		done;			/* slots given back */
-	double		service_us;		/* their summed service time */
-	double		seconds;		/* length of the interval */
-	uint32		running;		/* slots in use now */
-	bool		saturated;		/* waiters queued, or every slot in use */
-	bool		yield;			/* other gates' work suffers: shrink */
-} PccAutoSample;
-
 /* One gate: a counting semaphore with a wait queue. */
 typedef struct PccGate
 {
@@ -284,13 +276,14 @@ typedef struct PccBackend
 	PccTime		granted_at;		/* when its last slot was granted */
 	int			pid;			/* owner, 0 when the entry is unused */
 	pg_atomic_uint32 held;		/* bitmask of gates this backend holds */
-	TimestampTz held_since[PCC_NUM_SLOTS];	/* statement start, for users */
-	PccTime		served_since[PCC_NUM_SLOTS];	/* admitted at (owner only) */
-	uint64		held_ticket[PCC_NUM_SLOTS]; /* queue_ticket of the held slot */
-	uint64		held_turn[PCC_NUM_SLOTS];	/* granted_turn of the held slot */
-	PccPriority held_priority[PCC_NUM_SLOTS];	/* class it was admitted in */
-	PccTime		turn_start;		/* when its current turn began; the turn
-								 * ends quantum later */
+	TimestampTz held_since[PCC_NUM_GATE_IDS];	/* statement start, for users */
+	PccTime		served_since[PCC_NUM_GATE_IDS];	/* admitted at (owner only) */
+	uint64		held_ticket[PCC_NUM_GATE_IDS]; /* queue_ticket of the held slot */
+	uint64		held_turn[PCC_NUM_GATE_IDS];	/* granted_turn of the held slot */
+	PccPriority held_priority[PCC_NUM_GATE_IDS];	/* class it was admitted in */
+	PccTime		turn_start[PCC_NUM_GATE_IDS];	/* when the turn of the held or
+												 * kept slot began; it ends
+												 * quantum later */
 	dlist_node	linger_node;	/* link in PccGate.lingering */
 	int			linger_gate;	/* gate whose slot it keeps, or PCC_NO_GATE */
 	char		pad[PG_CACHE_LINE_SIZE];	/* keep owners apart */
@@ -299,7 +292,7 @@ typedef struct PccBackend
 /* The whole shared state. */
 typedef struct PccShared
 {
-	PccGatePadded gates[PCC_NUM_SLOTS];
+	PccGatePadded gates[PCC_NUM_GATE_IDS];
 	slock_t		groups_lock;	/* protects the group names below */
 	pg_atomic_uint32 groups_generation; /* bumped when a group changes */
 	char		group_labels[PCC_MAX_GROUPS][PCC_GROUP_LABEL_LEN];	/* "group:name",
@@ -319,84 +312,25 @@ typedef struct PccShared
 	PccBackend	backends[FLEXIBLE_ARRAY_MEMBER];
 } PccShared;
 
-/* pcc_shmem.c */
-extern PccShared *pcc_shared;
-extern void pcc_shmem_install_hooks(void);
+/* The halves of PccGate.state. */
+static inline uint32
+pcc_state_running(uint64 state)
+{
+	return (uint32) state;
+}
+
+static inline uint32
+pcc_state_waiting(uint64 state)
+{
+	return (uint32) (state >> 32);
+}
+
+/* pcc_shmem.c: the segment and this backend's place in it */
+extern PGDLLIMPORT PccShared *pcc_shared;
+extern Size pcc_shmem_size(void);
+extern bool pcc_shmem_init(void);
 extern PccGate *pcc_gate(PccGateId id);
 extern PccBackend *pcc_my_backend(void);
 extern void pcc_require_shared(void);
-
-/* pcc_auto.c */
-extern void pcc_auto_start(PccAutoState *st, uint32 limit, uint32 min,
-						   uint32 max, PccTime now);
-extern bool pcc_auto_step(PccAutoState *st, const PccAutoSample *s,
-						  uint32 min, uint32 max, PccTime now);
-extern void pcc_auto_slot_taken(PccGateId id);
-extern void pcc_auto_statement_begins(void);
-extern void pcc_auto_statement_ends(void);
-extern void pcc_auto_transaction_ends(void);
-extern void pcc_auto_report(PccGateId id, PccTime since);
-extern void pcc_auto_tick(PccGateId id, PccTime now);
-extern void pcc_auto_switch_on(PccGateId id);
-
-/* pcc_gate.c */
-extern PccAdmission pcc_gate_acquire(PccGateId id, int timeout_ms,
-									 PccTimeoutAction action,
-									 PccPriority priority);
-extern void pcc_gate_release(PccGateId id);
-
-extern void pcc_gate_abandon_wait(void);
-extern void pcc_gate_linger(PccGateId id);
-extern bool pcc_gate_resume(PccGateId id);
-extern void pcc_gate_grant_waiters(PccGate *gate);
-extern void pcc_gate_reset_stats(PccGate *gate, TimestampTz now);
-extern int	pcc_gate_count_stuck_holders(PccGateId id, TimestampTz now);
-extern const char *pcc_gate_name(PccGateId id);
-extern const char *pcc_priority_name(PccPriority priority);
-extern uint32 pcc_state_running(uint64 state);
-extern uint32 pcc_state_waiting(uint64 state);
-
-/* pcc_group.c */
-typedef struct PccGroupList
-{
-	int			ngroups;
-	char		names[PCC_MAX_GROUPS][PCC_GROUP_NAME_LEN];
-	int			limits[PCC_MAX_GROUPS];
-} PccGroupList;
-
-extern bool pcc_groups_parse(const char *value, PccGroupList *list);
-extern void pcc_groups_publish(const PccGroupList *list);
-extern bool pcc_group_name_valid(const char *name);
-extern int	pcc_session_group_gate(void);
-extern void pcc_session_group_changed(void);
-
-/* pcc_guc.c */
-extern bool pcc_enabled;
-extern bool pcc_bypass;
-extern int	pcc_limits[PCC_NUM_GATES];
-extern double pcc_bigquery_cost_threshold;
-extern int	pcc_control_timeout;
-extern int	pcc_bigsql_control_timeout;
-extern int	pcc_timeout_action;
-extern int	pcc_bigsql_timeout_action;
-extern int	pcc_max_waiters;
-extern int	pcc_queue_order;
-extern int	pcc_warm_max_wait;
-extern int	pcc_quantum;
-extern int	pcc_priority;
-extern int	pcc_priority_aging;
-extern int	pcc_auto_min;
-extern int	pcc_auto_max;
-extern char *pcc_workload_group;
-extern char *pcc_groups;
-extern void pcc_define_gucs(void);
-extern void pcc_publish_settings(void);
-extern const char *pcc_limit_guc_name(PccGateId id);
-
-/* pcc_hooks.c */
-extern void pcc_install_executor_hooks(void);
-
-/* pcc_watchdog.c */
-extern void pcc_register_watchdog(void);
 
 #endif							/* PCC_H */

@@ -65,7 +65,7 @@
 #include "access/xact.h"
 #include "utils/timestamp.h"
 
-#include "pcc.h"
+#include "pcc_auto.h"
 
 /* Fewer completions than this make no sample: keep accumulating. */
 #define MIN_SAMPLES			8
@@ -470,7 +470,7 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 static bool timing_client = false;	/* a slot of an auto gate is held */
 static PccTime statement_ended = 0; /* last statement's end, or 0 */
 static uint64 client_wait_us = 0;	/* waits for the client, summed */
-static uint64 client_wait_at[PCC_NUM_SLOTS];	/* its value at admission */
+static uint64 client_wait_at[PCC_NUM_GATE_IDS];	/* its value at admission */
 
 /* This backend now holds a slot of gate id. */
 void
@@ -584,10 +584,10 @@ bigquery_must_yield(PccTime now)
 
 /*
  * The watchdog's turn on gate id: start the controller when the gate went
- * auto, step it when an interval has passed, publish the new limit and
- * admit waiters if it grew.
+ * auto, step it when an interval has passed and publish the new limit.
+ * Returns true if the limit grew: the caller admits waiters.
  */
-void
+bool
 pcc_auto_tick(PccGateId id, PccTime now)
 {
 	PccGate    *gate = pcc_gate(id);
@@ -605,13 +605,13 @@ pcc_auto_tick(PccGateId id, PccTime now)
 	if (pg_atomic_read_u32(&gate->auto_on) == 0)
 	{
 		gate->auto_seen_at = 0;
-		return;
+		return false;
 	}
 	if (gate->auto_seen_at == 0)
 		pcc_auto_start(st, published, min, max, now);
 	else if (!pcc_time_exceeds(gate->auto_seen_at, now,
 										 PCC_AUTO_INTERVAL_MS - 1))
-		return;
+		return false;
 	else
 	{
 		s.done = done - gate->auto_seen_done;
@@ -631,8 +631,7 @@ pcc_auto_tick(PccGateId id, PccTime now)
 
 	limit = (uint32) rint(st->limit);
 	if (limit == published || pg_atomic_read_u32(&gate->auto_on) == 0)
-		return;
+		return false;
 	pg_atomic_write_u32(&gate->limit, limit);
-	if (limit > published)
-		pcc_gate_grant_waiters(gate);
+	return limit > published;
 }

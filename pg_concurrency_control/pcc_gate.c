@@ -25,18 +25,36 @@
 #include "storage/proc.h"
 #include "utils/timestamp.h"
 
-#include "pcc.h"
+#include "pcc_auto.h"
 #include "pcc_compat.h"
+#include "pcc_gate.h"
 
 #define WAITING_ONE		((uint64) 1 << 32)
-#define RUNNING_MASK	((uint64) PG_UINT32_MAX)
 
 /* Latches are set after the spinlock is released, in batches this big. */
 #define WAKE_BATCH		64
 
+static void pcc_gate_give_back(PccGate *gate);
+
 static const char *const gate_names[PCC_NUM_GATES] = {
 	"query", "bigquery", "transaction", "autocommit"
 };
+
+static const char *const limit_guc_names[PCC_NUM_GATES] = {
+	"pg_concurrency_control.query_concurrency",
+	"pg_concurrency_control.bigquery_concurrency",
+	"pg_concurrency_control.transaction_concurrency",
+	"pg_concurrency_control.autocommit_concurrency"
+};
+
+/* The parameter that sets gate id's limit. */
+const char *
+pcc_limit_guc_name(PccGateId id)
+{
+	if (PCC_IS_GROUP(id))
+		return "pg_concurrency_control.groups";
+	return limit_guc_names[id];
+}
 
 /* A gate's name; a group's is "group:name" (read without its lock). */
 const char *
@@ -45,18 +63,6 @@ pcc_gate_name(PccGateId id)
 	if (PCC_IS_GROUP(id))
 		return pcc_shared->group_labels[id - PCC_NUM_GATES];
 	return gate_names[id];
-}
-
-uint32
-pcc_state_running(uint64 state)
-{
-	return (uint32) (state & RUNNING_MASK);
-}
-
-uint32
-pcc_state_waiting(uint64 state)
-{
-	return (uint32) (state >> 32);
 }
 
 static const char *const priority_names[PCC_NUM_PRIORITIES] = {
@@ -181,7 +187,7 @@ pcc_gate_reclaim_locked(PccGate *gate, PccTime now)
 		PccBackend *be = dlist_container(PccBackend, linger_node, iter.cur);
 		uint64		state = pg_atomic_read_u64(&gate->state);
 
-		if (pcc_turn_end(be->turn_start) > now &&
+		if (pcc_turn_end(be->turn_start[be->linger_gate]) > now &&
 			pcc_state_running(state) <= limit &&
 			pcc_state_waiting(state) > 0)
 			continue;
@@ -501,9 +507,35 @@ pcc_gate_wait(PccGateId id, PccGate *gate, PccBackend *me, int timeout_ms,
 }
 
 /*
+ * Record that this backend holds a slot of gate id, served from
+ * served_since, before anything can interrupt it: the slot is given back
+ * at transaction end or exit by whoever finds the bit.
+ */
+static void
+pcc_gate_record_hold(PccBackend *me, PccGateId id, PccTime served_since)
+{
+	uint32		was_held PG_USED_FOR_ASSERTS_ONLY;
+
+	me->held_since[id] = GetCurrentStatementStartTimestamp();
+	me->served_since[id] = served_since;
+	pcc_auto_slot_taken(id);
+	was_held = pg_atomic_fetch_or_u32(&me->held, 1U << id);
+	Assert((was_held & (1U << id)) == 0);
+}
+
+/* The hold of gate id ends: report its service time. */
+static void
+pcc_gate_forget_hold(PccBackend *me, PccGateId id)
+{
+	pg_atomic_fetch_and_u32(&me->held, ~(1U << id));
+	pcc_auto_report(id, me->served_since[id]);
+}
+
+/*
  * Take a slot of gate id, waiting in the queue of the given class if
- * needed.  Errors out on cancel, a full queue or a timeout with
- * TCC_rollback; returns PCC_OVERCOMMITTED for a timeout with TCC_break.
+ * needed, and record the hold: a fresh hold starts a turn.  Errors out on
+ * cancel, a full queue or a timeout with TCC_rollback; returns
+ * PCC_OVERCOMMITTED, holding nothing, for a timeout with TCC_break.
  */
 PccAdmission
 pcc_gate_acquire(PccGateId id, int timeout_ms, PccTimeoutAction action,
@@ -511,35 +543,49 @@ pcc_gate_acquire(PccGateId id, int timeout_ms, PccTimeoutAction action,
 {
 	PccGate    *gate = pcc_gate(id);
 	PccBackend *me = pcc_my_backend();
-	PccAdmission result;
 
 	me->queue_ticket = 0;		/* until it joins a queue */
 	me->granted_turn = 0;
 	me->granted_at = pcc_now();
 	me->queue_priority = priority;
-	if (pcc_gate_try_fast(gate))
-		return PCC_ADMITTED;
-	if (pcc_gate_enqueue(id, gate, me, priority))
-		return PCC_ADMITTED;
+	if (!pcc_gate_try_fast(gate) && !pcc_gate_enqueue(id, gate, me, priority))
+	{
+		PccAdmission result;
 
-	PG_TRY();
-	{
-		result = pcc_gate_wait(id, gate, me, timeout_ms, action);
+		PG_TRY();
+		{
+			result = pcc_gate_wait(id, gate, me, timeout_ms, action);
+		}
+		PG_CATCH();
+		{
+			pcc_gate_abandon_wait();
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		if (result != PCC_ADMITTED)
+			return result;
 	}
-	PG_CATCH();
-	{
-		pcc_gate_abandon_wait();
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	return result;
+
+	me->held_ticket[id] = me->queue_ticket;
+	me->held_turn[id] = me->granted_turn;
+	me->held_priority[id] = priority;
+	me->turn_start[id] = me->granted_at;
+	pcc_gate_record_hold(me, id, me->granted_at);
+	return PCC_ADMITTED;
 }
 
-/* Give a slot back; hand it to the next waiter if there is one. */
+/* Give back the slot of gate id this backend holds. */
 void
 pcc_gate_release(PccGateId id)
 {
-	PccGate    *gate = pcc_gate(id);
+	pcc_gate_forget_hold(pcc_my_backend(), id);
+	pcc_gate_give_back(pcc_gate(id));
+}
+
+/* Give a slot of gate back; hand it to the next waiter if there is one. */
+static void
+pcc_gate_give_back(PccGate *gate)
+{
 	uint64		state = pg_atomic_read_u64(&gate->state);
 	PccTime		now;
 	int			wake[WAKE_BATCH];
@@ -594,11 +640,11 @@ pcc_gate_abandon_wait(void)
 	SpinLockRelease(&gate->mutex);
 
 	if (granted)
-		pcc_gate_release(id);
+		pcc_gate_give_back(gate);
 }
 
 /*
- * At the end of a transaction that held the slot of gate id: keep the slot
+ * At the end of a transaction that holds the slot of gate id: keep the slot
  * for this session's next transaction while others wait and its turn, the
  * quantum since it was admitted, is not over.  A warm backend then runs
  * the transactions of its turn back to back instead of handing the slot to
@@ -613,10 +659,11 @@ pcc_gate_linger(PccGateId id)
 	PccBackend *me = pcc_my_backend();
 	uint64		state;
 
+	pcc_gate_forget_hold(me, id);
 	if (pcc_state_waiting(pg_atomic_read_u64(&gate->state)) == 0 ||
-		pcc_now() >= pcc_turn_end(me->turn_start))
+		pcc_now() >= pcc_turn_end(me->turn_start[id]))
 	{
-		pcc_gate_release(id);
+		pcc_gate_give_back(gate);
 		return;
 	}
 
@@ -626,7 +673,7 @@ pcc_gate_linger(PccGateId id)
 		pcc_state_running(state) > pg_atomic_read_u32(&gate->limit))
 	{
 		SpinLockRelease(&gate->mutex);
-		pcc_gate_release(id);
+		pcc_gate_give_back(gate);
 		return;
 	}
 	me->linger_gate = id;
@@ -638,9 +685,10 @@ pcc_gate_linger(PccGateId id)
 /*
  * At the start of a transaction that wants a slot of gate id: if this
  * session still keeps a slot from its last transaction, continue the turn
- * with it when it is of that gate and the turn is not over, otherwise give
- * it back.  Returns true if the session now holds a slot of gate id.
- * PCC_NO_GATE just gives back what is kept (at exit).
+ * with it when it is of that gate and the turn is not over (the hold is
+ * recorded again; its ticket, turn and turn start stay those of the turn),
+ * otherwise give it back.  Returns true if the session now holds a slot of
+ * gate id.  PCC_NO_GATE just gives back what is kept (at exit).
  */
 bool
 pcc_gate_resume(PccGateId id)
@@ -664,15 +712,17 @@ pcc_gate_resume(PccGateId id)
 		return false;
 	}
 	pcc_gate_unlinger_locked(gate, me);
-	resume = kept == (int) id && now < pcc_turn_end(me->turn_start) &&
+	resume = kept == (int) id && now < pcc_turn_end(me->turn_start[kept]) &&
 		pcc_state_running(pg_atomic_read_u64(&gate->state)) <=
 		pg_atomic_read_u32(&gate->limit);
 	if (resume)
 		gate->resumed++;
 	SpinLockRelease(&gate->mutex);
 
-	if (!resume)
-		pcc_gate_release(kept);
+	if (resume)
+		pcc_gate_record_hold(me, id, now);
+	else
+		pcc_gate_give_back(gate);
 	return resume;
 }
 

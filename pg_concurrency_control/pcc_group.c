@@ -11,11 +11,11 @@
  * gate slot (statements inside a block take none), so the two kinds of
  * gate cannot deadlock each other.
  *
- * A group is a gate in slot PCC_NUM_GATES + i.  The slot of a group that
- * leaves the list keeps its name, with no limit, until nobody holds or
- * waits for it (it is forgotten at the first reload after that), so that
- * slots are given back where they were taken; only then may another group
- * reuse it.  The list is applied by the one writer of the settings (see
+ * Group i is gate PCC_NUM_GATES + i.  A group that leaves the list keeps
+ * its name, with no limit, until nobody holds or waits for one of its
+ * slots (it is forgotten at the first reload after that), so that slots
+ * are given back where they were taken; only then may another group reuse
+ * its place.  The list is applied by the one writer of the settings (see
  * pcc.h); groups_lock lets backends resolve names meanwhile.
  *
  *-------------------------------------------------------------------------
@@ -28,7 +28,8 @@
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 
-#include "pcc.h"
+#include "pcc_gate.h"
+#include "pcc_group.h"
 
 static const char GROUP_PREFIX[] = "group:";
 
@@ -138,9 +139,9 @@ pcc_group_in_use(int id)
 	return pcc_state_running(state) > 0 || pcc_state_waiting(state) > 0;
 }
 
-/* The slot named label, or -1.  Caller holds groups_lock. */
+/* The group named label, or -1.  Caller holds groups_lock. */
 static int
-slot_named(const char *label)
+group_named(const char *label)
 {
 	for (int i = 0; i < PCC_MAX_GROUPS; i++)
 		if (strcmp(pcc_shared->group_labels[i], label) == 0)
@@ -148,9 +149,9 @@ slot_named(const char *label)
 	return -1;
 }
 
-/* A slot no configured group uses and nobody holds; -1 if none. */
+/* A group place no configured group uses and nobody holds; -1 if none. */
 static int
-free_slot(void)
+free_group(void)
 {
 	for (int i = 0; i < PCC_MAX_GROUPS; i++)
 		if (!pcc_shared->group_configured[i] &&
@@ -160,9 +161,9 @@ free_slot(void)
 	return -1;
 }
 
-/* Returns true if the slot changes hands (its totals are then stale). */
+/* Returns true if place i changes hands (its totals are then stale). */
 static bool
-configure_slot(int i, const char *label, int limit)
+configure_group(int i, const char *label, int limit)
 {
 	bool		new_name = strcmp(pcc_shared->group_labels[i], label) != 0;
 
@@ -175,7 +176,7 @@ configure_slot(int i, const char *label, int limit)
 
 /*
  * Apply a parsed list to shared memory (pcc_publish_settings):
- * groups keep their slots, new ones take free slots, removed ones lose
+ * groups keep their places, new ones take free places, removed ones lose
  * their limit.
  */
 void
@@ -201,11 +202,11 @@ pcc_groups_publish(const PccGroupList *list)
 	}
 	for (int g = 0; g < list->ngroups; g++)
 	{
-		int			i = slot_named(labels[g]);
+		int			i = group_named(labels[g]);
 
 		if (i >= 0)
 		{
-			configure_slot(i, labels[g], list->limits[g]);
+			configure_group(i, labels[g], list->limits[g]);
 			placed[g] = true;
 		}
 	}
@@ -215,11 +216,11 @@ pcc_groups_publish(const PccGroupList *list)
 
 		if (placed[g])
 			continue;
-		i = free_slot();
+		i = free_group();
 		if (i < 0)
-			lost++;				/* every slot is busy draining */
+			lost++;				/* every place is busy draining */
 		else
-			renamed[i] = configure_slot(i, labels[g], list->limits[g]);
+			renamed[i] = configure_group(i, labels[g], list->limits[g]);
 	}
 	for (int i = 0; i < PCC_MAX_GROUPS; i++)
 	{
@@ -243,7 +244,7 @@ pcc_groups_publish(const PccGroupList *list)
 			pcc_gate_grant_waiters(pcc_gate(PCC_NUM_GATES + i));
 	}
 	if (lost > 0)
-		elog(LOG, "pg_concurrency_control: %d group(s) not applied: every group slot is still in use by a removed group",
+		elog(LOG, "pg_concurrency_control: %d group(s) not applied: every place is still in use by a removed group",
 			 lost);
 }
 
@@ -255,12 +256,12 @@ pcc_session_group_changed(void)
 }
 
 /*
- * The gate id of this session's group, or PCC_NO_GATE when it is in none
- * or in one that is not configured.  One atomic read unless the groups or
- * the session's group changed.
+ * The gate id of this session's group (its workload_group setting), or
+ * PCC_NO_GATE when it is in none or in one that is not configured.  One
+ * atomic read unless the groups or the session's group changed.
  */
 int
-pcc_session_group_gate(void)
+pcc_session_group_gate(const char *group)
 {
 	uint32		generation = pg_atomic_read_u32(&pcc_shared->groups_generation);
 	char		label[PCC_GROUP_LABEL_LEN];
@@ -270,11 +271,11 @@ pcc_session_group_gate(void)
 		return session_gate;
 	session_gate = PCC_NO_GATE;
 	session_generation = generation;
-	if (pcc_workload_group == NULL || pcc_workload_group[0] == '\0')
+	if (group == NULL || group[0] == '\0')
 		return session_gate;
-	group_label(label, pcc_workload_group);
+	group_label(label, group);
 	SpinLockAcquire(&pcc_shared->groups_lock);
-	i = slot_named(label);
+	i = group_named(label);
 	if (i >= 0 && pcc_shared->group_configured[i])
 		session_gate = PCC_NUM_GATES + i;
 	SpinLockRelease(&pcc_shared->groups_lock);

@@ -24,34 +24,30 @@
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 
-#include "pcc.h"
+#include "pcc_auto.h"
 #include "pcc_compat.h"
+#include "pcc_gate.h"
+#include "pcc_group.h"
+#include "pcc_guc.h"
 
 bool		pcc_enabled = true;
 bool		pcc_bypass = false;
-int			pcc_limits[PCC_NUM_GATES] = {64, 8, 64, 64};
+static int		pcc_limits[PCC_NUM_GATES] = {64, 8, 64, 64};
 double		pcc_bigquery_cost_threshold = -1;
 int			pcc_control_timeout = 0;
 int			pcc_bigsql_control_timeout = 0;
 int			pcc_timeout_action = PCC_ACTION_ERROR;
 int			pcc_bigsql_timeout_action = PCC_ACTION_ERROR;
-int			pcc_max_waiters = 0;
-int			pcc_queue_order = PCC_ORDER_FIFO;
-int			pcc_warm_max_wait = 1;
-int			pcc_quantum = 0;
+static int		pcc_max_waiters = 0;
+static int		pcc_queue_order = PCC_ORDER_FIFO;
+static int		pcc_warm_max_wait = 1;
+static int		pcc_quantum = 0;
 int			pcc_priority = PCC_PRIORITY_NORMAL;
-int			pcc_priority_aging = 10 * 1000;
-int			pcc_auto_min = 2;
-int			pcc_auto_max = 64;
+static int		pcc_priority_aging = 10 * 1000;
+static int		pcc_auto_min = 2;
+static int		pcc_auto_max = 64;
 char	   *pcc_workload_group = NULL;
-char	   *pcc_groups = NULL;
-
-static const char *const limit_guc_names[PCC_NUM_GATES] = {
-	"pg_concurrency_control.query_concurrency",
-	"pg_concurrency_control.bigquery_concurrency",
-	"pg_concurrency_control.transaction_concurrency",
-	"pg_concurrency_control.autocommit_concurrency"
-};
+static char *pcc_groups = NULL;
 
 /* The RDS module's spellings first-class, with readable aliases. */
 static const struct config_enum_entry timeout_action_options[] = {
@@ -76,14 +72,6 @@ static const struct config_enum_entry queue_order_options[] = {
 	{"warm", PCC_ORDER_WARM, false},
 	{NULL, 0, false}
 };
-
-const char *
-pcc_limit_guc_name(PccGateId id)
-{
-	if (PCC_IS_GROUP(id))
-		return "pg_concurrency_control.groups";
-	return limit_guc_names[id];
-}
 
 /*
  * Write one gate's effective limit to shared memory.  An auto limit is
@@ -154,7 +142,7 @@ pcc_publish_settings(void)
 static void
 define_limit(PccGateId id, const char *desc)
 {
-	DefineCustomIntVariable(limit_guc_names[id], desc,
+	DefineCustomIntVariable(pcc_limit_guc_name(id), desc,
 							"0 means unlimited, -1 tunes the limit automatically between auto_min and auto_max.",
 							&pcc_limits[id], pcc_limits[id], PCC_LIMIT_AUTO,
 							MAX_BACKENDS, PGC_SIGHUP, 0, NULL, NULL, NULL);

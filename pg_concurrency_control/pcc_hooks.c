@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * pcc_hooks.c
- *	  Where statements meet the gates: module load, executor and utility
- *	  hooks, transaction callbacks and this backend's slot bookkeeping.
+ *	  Where statements meet the gates: what the planner, executor and
+ *	  utility hooks and the transaction callbacks decide (they are installed
+ *	  by pg_concurrency_control.c).
  *
  * What takes a slot (top-level statements of client backends only):
  * - A transaction block takes a transaction slot and keeps it until the
@@ -46,11 +47,13 @@
 #include "tcop/utility.h"
 #include "utils/memutils.h"
 
-#include "pcc.h"
+#include "pcc_auto.h"
 #include "pcc_classify.h"
 #include "pcc_compat.h"
-
-PG_MODULE_MAGIC;
+#include "pcc_gate.h"
+#include "pcc_group.h"
+#include "pcc_guc.h"
+#include "pcc_hooks.h"
 
 /* A bigquery reference held by an open executor inside a block. */
 typedef struct PccStatementSlot
@@ -73,14 +76,14 @@ static List *statement_slots = NIL;
 
 static bool exit_hook_registered = false;
 
-static planner_hook_type prev_planner_hook = NULL;
-static ExecutorStart_hook_type prev_ExecutorStart = NULL;
-static ExecutorRun_hook_type prev_ExecutorRun = NULL;
-static ExecutorFinish_hook_type prev_ExecutorFinish = NULL;
-static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
-static ProcessUtility_hook_type prev_ProcessUtility = NULL;
+/* The hooks ours chain to, saved by _PG_init. */
+planner_hook_type pcc_prev_planner = NULL;
+ExecutorStart_hook_type pcc_prev_ExecutorStart = NULL;
+ExecutorRun_hook_type pcc_prev_ExecutorRun = NULL;
+ExecutorFinish_hook_type pcc_prev_ExecutorFinish = NULL;
+ExecutorEnd_hook_type pcc_prev_ExecutorEnd = NULL;
+ProcessUtility_hook_type pcc_prev_ProcessUtility = NULL;
 
-void		_PG_init(void);
 
 /*
  * Is this a statement the client sent?  A portal runs it, and no other
@@ -123,18 +126,16 @@ pcc_release_all(bool at_exit)
 		(void) pcc_gate_resume(PCC_NO_GATE);	/* nor keep one */
 
 	me = pcc_my_backend();
-	if (pg_atomic_read_u32(&me->held) == 0)
+	held = pg_atomic_read_u32(&me->held);
+	if (held == 0)
 		return;					/* the common case: nothing to give back */
-	held = pg_atomic_exchange_u32(&me->held, 0);
 	/* a slot kept past a group slot would be held while taking the next */
 	if (held >> PCC_NUM_GATES)
 		kept = PCC_NO_GATE;
-	for (int id = 0; id < PCC_NUM_SLOTS; id++)
+	for (int id = 0; id < PCC_NUM_GATE_IDS; id++)
 	{
 		if ((held & (1U << id)) == 0)
 			continue;
-		if (!at_exit)
-			pcc_auto_report(id, me->served_since[id]);
 		if (id == kept)
 			pcc_gate_linger(id);
 		else
@@ -166,71 +167,32 @@ pcc_register_backend(void)
 }
 
 /*
- * Record a slot as held, before anything can interrupt us; its service
- * time counts from admitted_at.
- */
-static void
-pcc_mark_held(PccBackend *me, PccGateId id, PccTime admitted_at)
-{
-	uint32		was_held PG_USED_FOR_ASSERTS_ONLY;
-
-	me->held_since[id] = GetCurrentStatementStartTimestamp();
-	me->served_since[id] = admitted_at;
-	pcc_auto_slot_taken(id);
-	was_held = pg_atomic_fetch_or_u32(&me->held, 1U << id);
-	Assert((was_held & (1U << id)) == 0);
-}
-
-/*
  * Wait for a slot of gate id.  Returns true if one is now held (and
- * recorded, before anything can interrupt us), false if the control
- * timeout let us through without one.
+ * recorded by the gate), false if the control timeout let us through
+ * without one.
  */
 static bool
 pcc_take_slot(PccGateId id, PccPriority priority)
 {
 	bool		big = id == PCC_GATE_BIGQUERY;
-	PccBackend *me;
 
 	if (!exit_hook_registered)
 		pcc_register_backend();
-	if (pcc_gate_acquire(id,
-						 big ? pcc_bigsql_control_timeout : pcc_control_timeout,
-						 big ? pcc_bigsql_timeout_action : pcc_timeout_action,
-						 priority)
-		!= PCC_ADMITTED)
-		return false;
-
-	me = pcc_my_backend();
-	me->held_ticket[id] = me->queue_ticket;
-	me->held_turn[id] = me->granted_turn;
-	me->held_priority[id] = priority;
-	pcc_mark_held(me, id, me->granted_at);
-	return true;
+	return pcc_gate_acquire(id,
+							big ? pcc_bigsql_control_timeout : pcc_control_timeout,
+							big ? pcc_bigsql_timeout_action : pcc_timeout_action,
+							priority) == PCC_ADMITTED;
 }
 
 /*
  * Continue this session's turn with the slot of gate id kept from its last
- * transaction, if it kept one; its ticket and turn stay those of the turn.
+ * transaction, if it kept one.
  */
 static bool
 pcc_resume_turn(PccGateId id)
 {
 	/* without the exit hook, this session has never held a slot */
-	if (!exit_hook_registered || !pcc_gate_resume(id))
-		return false;
-	pcc_mark_held(pcc_my_backend(), id, pcc_now());
-	return true;
-}
-
-static void
-pcc_give_slot(PccGateId id)
-{
-	PccBackend *me = pcc_my_backend();
-
-	pg_atomic_fetch_and_u32(&me->held, ~(1U << id));
-	pcc_auto_report(id, me->served_since[id]);
-	pcc_gate_release(id);
+	return exit_hook_registered && pcc_gate_resume(id);
 }
 
 /*
@@ -240,7 +202,7 @@ pcc_give_slot(PccGateId id)
 static void
 pcc_admit_transaction(PccGateId id)
 {
-	int			group = pcc_session_group_gate();
+	int			group = pcc_session_group_gate(pcc_workload_group);
 
 	if (group == PCC_NO_GATE && pcc_resume_turn(id))
 		transaction_gate = id;
@@ -254,10 +216,7 @@ pcc_admit_transaction(PccGateId id)
 			(void) pcc_take_slot(group, pcc_priority);
 		}
 		if (pcc_take_slot(id, pcc_priority))
-		{
 			transaction_gate = id;
-			pcc_my_backend()->turn_start = pcc_my_backend()->granted_at;
-		}
 	}
 	transaction_admitted = true;
 }
@@ -309,7 +268,7 @@ pcc_drop_statement_slots(QueryDesc *qd, int nest_level)
 	if (statement_slots == NIL &&
 		(pg_atomic_read_u32(&pcc_my_backend()->held) & (1U << PCC_GATE_BIGQUERY)) &&
 		transaction_gate != PCC_GATE_BIGQUERY)
-		pcc_give_slot(PCC_GATE_BIGQUERY);
+		pcc_gate_release(PCC_GATE_BIGQUERY);
 }
 
 /*
@@ -333,7 +292,7 @@ pcc_admit_statement(QueryDesc *qd)
 }
 
 /* planner_hook: functions evaluated while planning are not top level. */
-static PlannedStmt *
+PlannedStmt *
 pcc_planner(Query *parse, const char *query_string, int cursorOptions,
 			ParamListInfo boundParams)
 {
@@ -342,8 +301,8 @@ pcc_planner(Query *parse, const char *query_string, int cursorOptions,
 	nesting_level++;
 	PG_TRY();
 	{
-		if (prev_planner_hook)
-			result = prev_planner_hook(parse, query_string, cursorOptions,
+		if (pcc_prev_planner)
+			result = pcc_prev_planner(parse, query_string, cursorOptions,
 									   boundParams);
 		else
 			result = standard_planner(parse, query_string, cursorOptions,
@@ -361,7 +320,7 @@ pcc_planner(Query *parse, const char *query_string, int cursorOptions,
  * ExecutorStart_hook: admission happens here, once the plan is known.
  * What ExecutorStart evaluates (initial partition pruning, say) is nested.
  */
-static void
+void
 pcc_ExecutorStart(QueryDesc *queryDesc, int eflags)
 {
 	if (pcc_at_top_level())
@@ -372,8 +331,8 @@ pcc_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	nesting_level++;
 	PG_TRY();
 	{
-		if (prev_ExecutorStart)
-			prev_ExecutorStart(queryDesc, eflags);
+		if (pcc_prev_ExecutorStart)
+			pcc_prev_ExecutorStart(queryDesc, eflags);
 		else
 			standard_ExecutorStart(queryDesc, eflags);
 	}
@@ -392,8 +351,8 @@ pcc_executor_run_nested(QueryDesc *queryDesc, ScanDirection direction,
 	nesting_level++;
 	PG_TRY();
 	{
-		if (prev_ExecutorRun)
-			prev_ExecutorRun(queryDesc, direction, count, execute_once);
+		if (pcc_prev_ExecutorRun)
+			pcc_prev_ExecutorRun(queryDesc, direction, count, execute_once);
 		else
 			standard_ExecutorRun(queryDesc, direction, count, execute_once);
 	}
@@ -408,7 +367,7 @@ pcc_executor_run_nested(QueryDesc *queryDesc, ScanDirection direction,
  * ExecutorRun_hook: what runs inside is nested.  A top-level run (an
  * Execute or FETCH of an open portal, too) is a statement's work.
  */
-static void
+void
 pcc_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction, uint64 count,
 				bool execute_once)
 {
@@ -422,14 +381,14 @@ pcc_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction, uint64 count,
 }
 
 /* ExecutorFinish_hook: AFTER triggers are nested too. */
-static void
+void
 pcc_ExecutorFinish(QueryDesc *queryDesc)
 {
 	nesting_level++;
 	PG_TRY();
 	{
-		if (prev_ExecutorFinish)
-			prev_ExecutorFinish(queryDesc);
+		if (pcc_prev_ExecutorFinish)
+			pcc_prev_ExecutorFinish(queryDesc);
 		else
 			standard_ExecutorFinish(queryDesc);
 	}
@@ -441,14 +400,14 @@ pcc_ExecutorFinish(QueryDesc *queryDesc)
 }
 
 /* ExecutorEnd_hook: a big statement in a block gives its slot back. */
-static void
+void
 pcc_ExecutorEnd(QueryDesc *queryDesc)
 {
 	if (statement_slots != NIL)
 		pcc_drop_statement_slots(queryDesc, 0);
 
-	if (prev_ExecutorEnd)
-		prev_ExecutorEnd(queryDesc);
+	if (pcc_prev_ExecutorEnd)
+		pcc_prev_ExecutorEnd(queryDesc);
 	else
 		standard_ExecutorEnd(queryDesc);
 }
@@ -488,8 +447,8 @@ pcc_call_utility(PlannedStmt *pstmt, const char *queryString,
 				 QueryEnvironment *queryEnv, DestReceiver *dest,
 				 QueryCompletion *qc)
 {
-	if (prev_ProcessUtility)
-		prev_ProcessUtility(pstmt, queryString, PCC_UTILITY_READONLY_ARG
+	if (pcc_prev_ProcessUtility)
+		pcc_prev_ProcessUtility(pstmt, queryString, PCC_UTILITY_READONLY_ARG
 							context, params, queryEnv, dest, qc);
 	else
 		standard_ProcessUtility(pstmt, queryString, PCC_UTILITY_READONLY_ARG
@@ -522,7 +481,7 @@ pcc_call_utility_nested(PlannedStmt *pstmt, const char *queryString,
  * that runs a query (pcc_utility_runs_query) leaves it at top level, to be
  * gated in ExecutorStart.
  */
-static void
+void
 pcc_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 				   PCC_UTILITY_READONLY_PARAM
 				   ProcessUtilityContext context, ParamListInfo params,
@@ -553,7 +512,7 @@ pcc_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
  * Transaction end releases the transaction's and its statements' slots;
  * the next transaction, chained or not, goes through admission afresh.
  */
-static void
+void
 pcc_xact_callback(XactEvent event, void *arg)
 {
 	switch (event)
@@ -569,7 +528,7 @@ pcc_xact_callback(XactEvent event, void *arg)
 }
 
 /* A failed or released subtransaction takes its statement slots along. */
-static void
+void
 pcc_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 					 SubTransactionId parentSubid, void *arg)
 {
@@ -590,32 +549,4 @@ pcc_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 				slot->nest_level = level - 1;
 		}
 	}
-}
-
-/* Module load: only via shared_preload_libraries does anything happen. */
-void
-_PG_init(void)
-{
-	if (!process_shared_preload_libraries_in_progress)
-		return;
-
-	pcc_define_gucs();
-	pcc_shmem_install_hooks();
-	pcc_register_watchdog();
-
-	prev_planner_hook = planner_hook;
-	planner_hook = pcc_planner;
-	prev_ExecutorStart = ExecutorStart_hook;
-	ExecutorStart_hook = pcc_ExecutorStart;
-	prev_ExecutorRun = ExecutorRun_hook;
-	ExecutorRun_hook = pcc_ExecutorRun;
-	prev_ExecutorFinish = ExecutorFinish_hook;
-	ExecutorFinish_hook = pcc_ExecutorFinish;
-	prev_ExecutorEnd = ExecutorEnd_hook;
-	ExecutorEnd_hook = pcc_ExecutorEnd;
-	prev_ProcessUtility = ProcessUtility_hook;
-	ProcessUtility_hook = pcc_ProcessUtility;
-
-	RegisterXactCallback(pcc_xact_callback, NULL);
-	RegisterSubXactCallback(pcc_subxact_callback, NULL);
 }

@@ -20,17 +20,12 @@
 #include "pcc.h"
 #include "pcc_compat.h"
 
-PccShared  *pcc_shared = NULL;
+PccShared  *pcc_shared = NULL;	/* NULL without the preload */
 
 /* Gates start on cache-line boundaries and never share one. */
 StaticAssertDecl(sizeof(PccGate) <= sizeof(PccGatePadded) &&
 				 sizeof(PccGatePadded) % PG_CACHE_LINE_SIZE == 0,
 				 "PccGatePadded does not pad a gate to whole cache lines");
-
-#ifdef PCC_HAVE_SHMEM_REQUEST_HOOK
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-#endif
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /* Entries for every PGPROC a client backend can have. */
 static int
@@ -39,34 +34,24 @@ pcc_backend_slots(void)
 	return MaxBackends + NUM_AUXILIARY_PROCS;
 }
 
-static Size
+/* How much shared memory the state needs. */
+Size
 pcc_shmem_size(void)
 {
 	return add_size(offsetof(PccShared, backends),
 					mul_size(pcc_backend_slots(), sizeof(PccBackend)));
 }
 
-/* shmem_request_hook: reserve our segment. */
-static void
-pcc_shmem_request(void)
-{
-#ifdef PCC_HAVE_SHMEM_REQUEST_HOOK
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-#endif
-	RequestAddinShmemSpace(pcc_shmem_size());
-}
-
-/* shmem_startup_hook: create the state, or attach to it. */
-static void
-pcc_shmem_startup(void)
+/*
+ * Create the state, or attach to it (EXEC_BACKEND).  Returns true if it
+ * was created: the caller then publishes the settings.  Caller holds
+ * AddinShmemInitLock.
+ */
+bool
+pcc_shmem_init(void)
 {
 	bool		found;
 
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	pcc_shared = ShmemInitStruct("pg_concurrency_control",
 								 pcc_shmem_size(), &found);
 	if (!found)
@@ -75,7 +60,7 @@ pcc_shmem_startup(void)
 		TimestampTz now = GetCurrentTimestamp();
 
 		memset(pcc_shared, 0, pcc_shmem_size());
-		for (int i = 0; i < PCC_NUM_SLOTS; i++)
+		for (int i = 0; i < PCC_NUM_GATE_IDS; i++)
 		{
 			PccGate    *gate = &pcc_shared->gates[i].gate;
 
@@ -113,24 +98,8 @@ pcc_shmem_startup(void)
 			be->queue_gate = PCC_NO_GATE;
 			be->linger_gate = PCC_NO_GATE;
 		}
-		/* the settings as the postmaster sees them; the worker takes over */
-		pcc_publish_settings();
 	}
-	LWLockRelease(AddinShmemInitLock);
-}
-
-/* Called from _PG_init when loaded via shared_preload_libraries. */
-void
-pcc_shmem_install_hooks(void)
-{
-#ifdef PCC_HAVE_SHMEM_REQUEST_HOOK
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = pcc_shmem_request;
-#else
-	pcc_shmem_request();
-#endif
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = pcc_shmem_startup;
+	return !found;
 }
 
 PccGate *

@@ -21,7 +21,8 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
-#include "pcc.h"
+#include "pcc_auto.h"
+#include "pcc_gate.h"
 
 PG_FUNCTION_INFO_V1(pg_concurrency_control_status);
 PG_FUNCTION_INFO_V1(pg_concurrency_control_backends);
@@ -181,7 +182,7 @@ pg_concurrency_control_status(PG_FUNCTION_ARGS)
 	if (rsinfo->setDesc->natts != STATUS_COLS)
 		elog(ERROR, "incorrect number of output arguments");
 
-	for (int id = 0; id < PCC_NUM_SLOTS; id++)
+	for (int id = 0; id < PCC_NUM_GATE_IDS; id++)
 	{
 		GateSnapshot s;
 		Datum		values[STATUS_COLS];
@@ -270,7 +271,7 @@ pg_concurrency_control_backends(PG_FUNCTION_ARGS)
 		if (pid == 0)
 			continue;
 		held = pg_atomic_read_u32(&be->held);
-		for (int id = 0; id < PCC_NUM_SLOTS; id++)
+		for (int id = 0; id < PCC_NUM_GATE_IDS; id++)
 			if (held & (1U << id))
 				put_backend_row(rsinfo, pid, id, "running", be->held_since[id],
 								be->held_ticket[id], be->held_turn[id],
@@ -278,7 +279,7 @@ pg_concurrency_control_backends(PG_FUNCTION_ARGS)
 		linger_gate = be->linger_gate;
 		if (linger_gate != PCC_NO_GATE)
 			put_backend_row(rsinfo, pid, linger_gate, "lingering",
-							pcc_time_to_wall(be->turn_start),
+							pcc_time_to_wall(be->turn_start[linger_gate]),
 							be->held_ticket[linger_gate],
 							be->held_turn[linger_gate],
 							be->held_priority[linger_gate]);
@@ -300,7 +301,7 @@ pg_concurrency_control_reset(PG_FUNCTION_ARGS)
 	TimestampTz now = GetCurrentTimestamp();
 
 	pcc_require_shared();
-	for (int id = 0; id < PCC_NUM_SLOTS; id++)
+	for (int id = 0; id < PCC_NUM_GATE_IDS; id++)
 		pcc_gate_reset_stats(pcc_gate(id), now);
 	PG_RETURN_VOID();
 }
@@ -332,7 +333,7 @@ pg_concurrency_control_check(PG_FUNCTION_ARGS)
 	if (rsinfo->setDesc->natts != CHECK_COLS)
 		elog(ERROR, "incorrect number of output arguments");
 
-	for (int id = 0; id < PCC_NUM_SLOTS; id++)
+	for (int id = 0; id < PCC_NUM_GATE_IDS; id++)
 	{
 		GateSnapshot s;
 		GateLists	l;

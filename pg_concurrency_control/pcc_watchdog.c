@@ -37,9 +37,10 @@
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 
-#include "pcc.h"
-
-PGDLLEXPORT void pcc_watchdog_main(Datum main_arg);
+#include "pcc_auto.h"
+#include "pcc_gate.h"
+#include "pcc_guc.h"
+#include "pcc_watchdog.h"
 
 /*
  * How often to look: a quarter of deadlock_timeout, within [10ms, 250ms];
@@ -73,18 +74,19 @@ pcc_watchdog_scan(void)
 	PccTime		now = pcc_now();
 	TimestampTz wall_now = GetCurrentTimestamp();
 
-	for (int id = 0; id < PCC_NUM_SLOTS; id++)
+	for (int id = 0; id < PCC_NUM_GATE_IDS; id++)
 	{
 		PccGate    *gate = pcc_gate(id);
 		uint64		state = pg_atomic_read_u64(&gate->state);
 		uint32		stuck = 0;
 
-		pcc_auto_tick(id, now);
+		bool		grew = pcc_auto_tick(id, now);
+
 		if (pcc_state_waiting(state) > 0)
 			stuck = pcc_gate_count_stuck_holders(id, wall_now);
 		if (pg_atomic_read_u32(&gate->stuck) != stuck)
 			pg_atomic_write_u32(&gate->stuck, stuck);
-		if (pcc_state_waiting(state) > 0 || gate->nlingering > 0)
+		if (grew || pcc_state_waiting(state) > 0 || gate->nlingering > 0)
 			pcc_gate_grant_waiters(gate);
 	}
 }
