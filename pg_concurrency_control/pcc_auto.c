@@ -489,7 +489,9 @@ pcc_auto_statement_begins(void)
 
 	if (statement_ended == 0)
 		return;
-	start = pcc_now();
+	/* when its protocol message arrived: parsing and planning are work */
+	start = pcc_now() -
+		(GetCurrentTimestamp() - GetCurrentStatementStartTimestamp());
 	if (start > statement_ended)
 		client_wait_us += start - statement_ended;
 	statement_ended = 0;

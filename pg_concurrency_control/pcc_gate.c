@@ -574,6 +574,13 @@ pcc_gate_acquire(PccGateId id, int timeout_ms, PccTimeoutAction action,
 	return PCC_ADMITTED;
 }
 
+/* Does this backend hold a slot of gate id? */
+bool
+pcc_gate_held(PccGateId id)
+{
+	return (pg_atomic_read_u32(&pcc_my_backend()->held) & (1U << id)) != 0;
+}
+
 /* Give back the slot of gate id this backend holds. */
 void
 pcc_gate_release(PccGateId id)

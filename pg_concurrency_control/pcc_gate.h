@@ -15,6 +15,7 @@ extern PccAdmission pcc_gate_acquire(PccGateId id, int timeout_ms,
 									 PccTimeoutAction action,
 									 PccPriority priority);
 extern void pcc_gate_release(PccGateId id);
+extern bool pcc_gate_held(PccGateId id);
 extern void pcc_gate_abandon_wait(void);
 extern void pcc_gate_linger(PccGateId id);
 extern bool pcc_gate_resume(PccGateId id);

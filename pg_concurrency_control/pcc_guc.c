@@ -179,7 +179,7 @@ pcc_define_gucs(void)
 	define_limit(PCC_GATE_BIGQUERY,
 				 "Big statements (hinted /*+bigsql*/ or over the cost threshold) allowed to run at once.");
 	define_limit(PCC_GATE_TRANSACTION,
-				 "Explicit transaction blocks allowed to be open at once.");
+				 "Transaction blocks (explicit, chained or implicit) allowed to be open at once.");
 	define_limit(PCC_GATE_AUTOCOMMIT,
 				 "Writing statements outside a transaction block allowed to run at once.");
 	DefineCustomRealVariable("pg_concurrency_control.bigquery_cost_threshold",

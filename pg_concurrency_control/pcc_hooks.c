@@ -26,9 +26,12 @@
  * "Top level" is a statement the client sent: the active portal's, not
  * run by another statement (functions, triggers, SPI, DO and CALL bodies,
  * and whatever planning or ExecutorStart evaluates).  Work PostgreSQL does
- * while committing (deferred triggers, holdable cursors, other modules'
- * pre-commit callbacks) runs with no active portal and is never gated: a
- * COMMIT never waits for a slot.  Utility statements take no slot, except that
+ * while committing runs with no active portal (deferred triggers, other
+ * modules' pre-commit callbacks) or starts no executor (a holdable cursor
+ * run to its end in its own portal), and is never gated: a COMMIT never
+ * waits for a slot.  Neither is a fast-path function call (the protocol's
+ * FunctionCall message, libpq's PQfn): no portal runs it and it is no
+ * statement.  Utility statements take no slot, except that
  * EXPLAIN ANALYZE, CREATE TABLE AS / SELECT INTO, COPY (query) TO,
  * DECLARE CURSOR and EXECUTE are gated by the query they run.
  *
@@ -196,28 +199,38 @@ pcc_resume_turn(PccGateId id)
 }
 
 /*
+ * A group member's transaction takes its group's slot first.  A slot kept
+ * from before the session joined is never held meanwhile.  The group's
+ * slot may be held already: this transaction's admission failed waiting
+ * for the gate (cancel, timeout) and the transaction lives on in a
+ * savepoint; it is given back with the transaction's.
+ */
+static void
+pcc_admit_group(PccGateId group)
+{
+	if (!exit_hook_registered)
+		pcc_register_backend();
+	(void) pcc_gate_resume(PCC_NO_GATE);
+	if (!pcc_gate_held(group))
+		(void) pcc_take_slot(group, pcc_priority);
+}
+
+/*
  * Admission for a whole transaction, in the given gate: the session's
- * group first, if it is in one, then the gate (see pcc_group.c).
+ * group first, if it is in one, then the gate (see pcc_group.c).  Outside
+ * a group, a slot kept from the session's last transaction continues its
+ * turn.
  */
 static void
 pcc_admit_transaction(PccGateId id)
 {
 	int			group = pcc_session_group_gate(pcc_workload_group);
 
-	if (group == PCC_NO_GATE && pcc_resume_turn(id))
+	if (group != PCC_NO_GATE)
+		pcc_admit_group(group);
+	if ((group == PCC_NO_GATE && pcc_resume_turn(id)) ||
+		pcc_take_slot(id, pcc_priority))
 		transaction_gate = id;
-	else
-	{
-		if (group != PCC_NO_GATE)
-		{
-			/* a slot kept from before it joined: never hold it meanwhile */
-			if (exit_hook_registered)
-				(void) pcc_gate_resume(PCC_NO_GATE);
-			(void) pcc_take_slot(group, pcc_priority);
-		}
-		if (pcc_take_slot(id, pcc_priority))
-			transaction_gate = id;
-	}
 	transaction_admitted = true;
 }
 
@@ -265,8 +278,7 @@ pcc_drop_statement_slots(QueryDesc *qd, int nest_level)
 			pfree(slot);
 		}
 	}
-	if (statement_slots == NIL &&
-		(pg_atomic_read_u32(&pcc_my_backend()->held) & (1U << PCC_GATE_BIGQUERY)) &&
+	if (statement_slots == NIL && pcc_gate_held(PCC_GATE_BIGQUERY) &&
 		transaction_gate != PCC_GATE_BIGQUERY)
 		pcc_gate_release(PCC_GATE_BIGQUERY);
 }

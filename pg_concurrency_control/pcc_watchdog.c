@@ -159,7 +159,9 @@ pcc_register_watchdog(void)
 	snprintf(worker.bgw_name, BGW_MAXLEN, "pg_concurrency_control watchdog");
 	snprintf(worker.bgw_type, BGW_MAXLEN, "pg_concurrency_control watchdog");
 	RegisterBackgroundWorker(&worker);
-	if (!IsUnderPostmaster && !pcc_worker_registered(worker.bgw_function_name))
+	/* the postmaster itself; single-user mode runs no worker */
+	if (IsPostmasterEnvironment && !IsUnderPostmaster &&
+		!pcc_worker_registered(worker.bgw_function_name))
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("pg_concurrency_control cannot register its watchdog worker"),

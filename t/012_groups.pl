@@ -137,6 +137,33 @@ is(rows_of($r1_pid), 'transaction running', 'a session of a removed group is in 
 $r1->query_safe('COMMIT');
 no_problems($node, 'redefining groups');
 
-$_->quit for ($r1, $r2, $other);
+# A member's admission that fails while it waits for the gate, inside a
+# savepoint of a chained block, keeps the group slot it took; the retry
+# takes only the gate's, and the transaction's end gives both back once.
+pcc_reload($node, transaction_concurrency => 1);
+my $gate_holder = session($node);
+my $m = member('batch');
+$m->query_safe('BEGIN');
+$m->query_safe('COMMIT AND CHAIN');
+$gate_holder->query_safe('BEGIN');
+$m->query_safe('SAVEPOINT a');
+$m->query_safe("SET LOCAL statement_timeout = '300ms'");
+$m->query('SELECT 1');
+like($m->{stderr}, qr/canceling statement due to statement timeout/,
+	'the chained block\'s first statement times out waiting for the gate');
+$m->{stderr} = '';
+is(gate_value($node, 'group:batch', 'running'), '1', 'its group slot is still taken');
+$m->query_safe('ROLLBACK TO a');
+$m->query_safe('RESET statement_timeout');
+send_sql($m, 'SELECT 1;');
+ok(wait_gate($node, 'transaction', 'waiting', 1), 'the retry waits for the gate');
+is(gate_value($node, 'group:batch', 'running'), '1', 'without taking the group slot again');
+$gate_holder->query_safe('COMMIT');
+finish($m);
+$m->query_safe('COMMIT');
+is(gate_value($node, 'group:batch', 'running'), '0', 'both slots given back once');
+no_problems($node, 'a failed admission in a savepoint');
+
+$_->quit for ($r1, $r2, $other, $gate_holder, $m);
 $node->stop;
 done_testing();
