@@ -85,6 +85,41 @@ pcc_comment_is_bigsql_hint(const char *body, const char *end)
 	return false;
 }
 
+/*
+ * Does a block comment that ends just before p, after white space and
+ * other block comments back to start, carry the hint?  PostgreSQL 18
+ * starts a later statement of a multi-statement string at its first token
+ * (earlier versions right after the previous semicolon), so comments in
+ * front of it lie before its location.
+ */
+static bool
+hinted_before(const char *start, const char *p)
+{
+	for (;;)
+	{
+		const char *open;
+		int			depth = 1;
+
+		while (p > start && isspace((unsigned char) p[-1]))
+			p--;
+		if (p - start < 4 || p[-2] != '*' || p[-1] != '/')
+			return false;
+		/* the matching opener, nested comments counted */
+		for (open = p - 2; open - start >= 2 && depth > 0; open--)
+		{
+			if (open[-2] == '/' && open[-1] == '*')
+				depth--, open--;
+			else if (open[-2] == '*' && open[-1] == '/')
+				depth++, open--;
+		}
+		if (depth > 0)
+			return false;
+		if (pcc_comment_is_bigsql_hint(open + 2, p - 2))
+			return true;
+		p = open;
+	}
+}
+
 /* Does the statement [text + location, +len) carry the bigsql hint? */
 bool
 pcc_text_has_bigsql_hint(const char *text, int location, int len)
@@ -99,6 +134,8 @@ pcc_text_has_bigsql_hint(const char *text, int location, int len)
 	end = len > 0 ? p + len : p + strlen(p);
 
 	/* comments before the first token */
+	if (hinted_before(text, p))
+		return true;
 	p = skip_blanks(p, end, &hinted);
 	if (hinted)
 		return true;

@@ -3,8 +3,8 @@
  * pcc_compat.h
  *	  Everything that depends on the PostgreSQL major version, in one place.
  *
- * The module targets PostgreSQL 15; the branches below are what 13-17 need
- * so that a port does not require touching the other files.
+ * The module is built and tested on PostgreSQL 15, 17 and 18 (see
+ * scripts/test.sh); 16 is not tested and earlier versions are refused.
  *
  *-------------------------------------------------------------------------
  */
@@ -13,19 +13,10 @@
 
 #include "postgres.h"
 #include "storage/proc.h"
+#include "utils/wait_event.h"
 
-#if PG_VERSION_NUM < 130000
-#error "pg_concurrency_control requires PostgreSQL 13 or later"
-#endif
-
-/* PG15 split shared memory requests out of _PG_init into a hook. */
-#if PG_VERSION_NUM >= 150000
-#define PCC_HAVE_SHMEM_REQUEST_HOOK 1
-#endif
-
-/* PG15 renamed EmitWarningsOnPlaceholders. */
 #if PG_VERSION_NUM < 150000
-#define MarkGUCPrefixReserved(prefix) EmitWarningsOnPlaceholders(prefix)
+#error "pg_concurrency_control requires PostgreSQL 15 or later"
 #endif
 
 /* PG17 replaced PGPROC->pgprocno with MyProcNumber. */
@@ -35,21 +26,51 @@
 #define PCC_MY_PROCNO() (MyProc->pgprocno)
 #endif
 
-/* PG14 added readOnlyTree to ProcessUtility. */
-#if PG_VERSION_NUM >= 140000
-#define PCC_UTILITY_READONLY_PARAM bool readOnlyTree,
-#define PCC_UTILITY_READONLY_ARG readOnlyTree,
+/* PG18 moved MAX_BACKENDS next to the procnumbers. */
+#if PG_VERSION_NUM >= 180000
+#include "storage/procnumber.h"
 #else
-#define PCC_UTILITY_READONLY_PARAM
-#define PCC_UTILITY_READONLY_ARG
+#include "postmaster/postmaster.h"
 #endif
 
-/* PG14 added PGPROC->waitStart, which the deadlock escape reads. */
-#if PG_VERSION_NUM >= 140000
+/* PG18 dropped ExecutorRun's execute_once. */
+#if PG_VERSION_NUM >= 180000
+#define PCC_EXECUTE_ONCE_PARAM
+#define PCC_EXECUTE_ONCE_ARG
+#else
+#define PCC_EXECUTE_ONCE_PARAM , bool execute_once
+#define PCC_EXECUTE_ONCE_ARG , execute_once
+#endif
+
+/* PG18 made the list of registered background workers a dlist. */
+#if PG_VERSION_NUM >= 180000
+#define PCC_BGWORKER_ITER dlist_iter
+#define pcc_bgworker_foreach(iter) dlist_foreach(iter, &BackgroundWorkerList)
+#define pcc_bgworker_current(iter) \
+	dlist_container(RegisteredBgWorker, rw_lnode, (iter).cur)
+#else
+#define PCC_BGWORKER_ITER slist_iter
+#define pcc_bgworker_foreach(iter) slist_foreach(iter, &BackgroundWorkerList)
+#define pcc_bgworker_current(iter) \
+	slist_container(RegisteredBgWorker, rw_lnode, (iter).cur)
+#endif
+
+/*
+ * PG17 lets an extension name its wait events, shown in
+ * pg_stat_activity.wait_event; before, every wait is "Extension".
+ */
+#if PG_VERSION_NUM >= 170000
+#define pcc_wait_event(name) WaitEventExtensionNew(name)
+#else
+#define pcc_wait_event(name) PG_WAIT_EXTENSION
+#endif
+
+/* ProcessUtility's readOnlyTree (since PG14). */
+#define PCC_UTILITY_READONLY_PARAM bool readOnlyTree,
+#define PCC_UTILITY_READONLY_ARG readOnlyTree,
+
+/* The start of a lock wait, which the deadlock escape reads. */
 #define PCC_PROC_LOCK_WAIT_START(proc) \
 	((TimestampTz) pg_atomic_read_u64(&(proc)->waitStart))
-#else
-#define PCC_PROC_LOCK_WAIT_START(proc) ((TimestampTz) 0)
-#endif
 
 #endif							/* PCC_COMPAT_H */

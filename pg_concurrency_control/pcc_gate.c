@@ -437,12 +437,15 @@ pcc_gate_timed_out(PccGateId id, PccGate *gate, PccBackend *me,
 static bool
 pcc_gate_sleep(long timeout_ms)
 {
+	static uint32 wait_event = 0;
 	WaitEvent	event;
 	int			rc;
 
+	if (wait_event == 0)
+		wait_event = pcc_wait_event("ConcurrencyControlQueue");
 	/* as pq_check_connection() does; every user of the set re-arms it */
 	ModifyWaitEvent(FeBeWaitSet, FeBeWaitSetSocketPos, WL_SOCKET_CLOSED, NULL);
-	rc = WaitEventSetWait(FeBeWaitSet, timeout_ms, &event, 1, PG_WAIT_EXTENSION);
+	rc = WaitEventSetWait(FeBeWaitSet, timeout_ms, &event, 1, wait_event);
 	if (rc == 0)
 		return false;
 	if (event.events & WL_POSTMASTER_DEATH)

@@ -24,10 +24,10 @@
 
 #include <ctype.h>
 
-#include "postmaster/postmaster.h"
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 
+#include "pcc_compat.h"
 #include "pcc_gate.h"
 #include "pcc_group.h"
 

@@ -20,7 +20,6 @@
 #include <float.h>
 
 #include "miscadmin.h"
-#include "postmaster/postmaster.h"
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 

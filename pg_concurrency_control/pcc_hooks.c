@@ -358,15 +358,17 @@ pcc_ExecutorStart(QueryDesc *queryDesc, int eflags)
 /* The previous or standard ExecutorRun, with what it runs nested. */
 static void
 pcc_executor_run_nested(QueryDesc *queryDesc, ScanDirection direction,
-						uint64 count, bool execute_once)
+						uint64 count PCC_EXECUTE_ONCE_PARAM)
 {
 	nesting_level++;
 	PG_TRY();
 	{
 		if (pcc_prev_ExecutorRun)
-			pcc_prev_ExecutorRun(queryDesc, direction, count, execute_once);
+			pcc_prev_ExecutorRun(queryDesc, direction, count
+								 PCC_EXECUTE_ONCE_ARG);
 		else
-			standard_ExecutorRun(queryDesc, direction, count, execute_once);
+			standard_ExecutorRun(queryDesc, direction, count
+								 PCC_EXECUTE_ONCE_ARG);
 	}
 	PG_FINALLY();
 	{
@@ -380,14 +382,14 @@ pcc_executor_run_nested(QueryDesc *queryDesc, ScanDirection direction,
  * Execute or FETCH of an open portal, too) is a statement's work.
  */
 void
-pcc_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction, uint64 count,
-				bool execute_once)
+pcc_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
+				uint64 count PCC_EXECUTE_ONCE_PARAM)
 {
 	bool		top = pcc_at_top_level();
 
 	if (top)
 		pcc_auto_statement_begins();
-	pcc_executor_run_nested(queryDesc, direction, count, execute_once);
+	pcc_executor_run_nested(queryDesc, direction, count PCC_EXECUTE_ONCE_ARG);
 	if (top)
 		pcc_auto_statement_ends();
 }

@@ -27,7 +27,7 @@ extern PlannedStmt *pcc_planner(Query *parse, const char *query_string,
 								int cursorOptions, ParamListInfo boundParams);
 extern void pcc_ExecutorStart(QueryDesc *queryDesc, int eflags);
 extern void pcc_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
-							uint64 count, bool execute_once);
+							uint64 count PCC_EXECUTE_ONCE_PARAM);
 extern void pcc_ExecutorFinish(QueryDesc *queryDesc);
 extern void pcc_ExecutorEnd(QueryDesc *queryDesc);
 extern void pcc_ProcessUtility(PlannedStmt *pstmt, const char *queryString,

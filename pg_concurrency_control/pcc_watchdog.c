@@ -38,6 +38,7 @@
 #include "utils/timestamp.h"
 
 #include "pcc_auto.h"
+#include "pcc_compat.h"
 #include "pcc_gate.h"
 #include "pcc_guc.h"
 #include "pcc_watchdog.h"
@@ -98,10 +99,13 @@ pcc_watchdog_scan(void)
 void
 pcc_watchdog_main(Datum main_arg)
 {
+	uint32		wait_event;
+
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	BackgroundWorkerUnblockSignals();
 
+	wait_event = pcc_wait_event("ConcurrencyControlWatchdog");
 	/* a reload may have come while it was not running */
 	pcc_publish_settings();
 	while (!ShutdownRequestPending)
@@ -114,7 +118,7 @@ pcc_watchdog_main(Datum main_arg)
 		}
 		pcc_watchdog_scan();
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 pcc_watchdog_interval(), PG_WAIT_EXTENSION);
+						 pcc_watchdog_interval(), wait_event);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -125,12 +129,11 @@ pcc_watchdog_main(Datum main_arg)
 static bool
 pcc_worker_registered(const char *function)
 {
-	slist_iter	iter;
+	PCC_BGWORKER_ITER iter;
 
-	slist_foreach(iter, &BackgroundWorkerList)
+	pcc_bgworker_foreach(iter)
 	{
-		RegisteredBgWorker *rw =
-			slist_container(RegisteredBgWorker, rw_lnode, iter.cur);
+		RegisteredBgWorker *rw = pcc_bgworker_current(iter);
 
 		if (strcmp(rw->rw_worker.bgw_library_name, "pg_concurrency_control") == 0 &&
 			strcmp(rw->rw_worker.bgw_function_name, function) == 0)

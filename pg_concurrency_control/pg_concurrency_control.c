@@ -28,9 +28,7 @@
 
 PG_MODULE_MAGIC;
 
-#ifdef PCC_HAVE_SHMEM_REQUEST_HOOK
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
-#endif
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 void		_PG_init(void);
@@ -39,10 +37,8 @@ void		_PG_init(void);
 static void
 pcc_shmem_request(void)
 {
-#ifdef PCC_HAVE_SHMEM_REQUEST_HOOK
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
-#endif
 	RequestAddinShmemSpace(pcc_shmem_size());
 }
 
@@ -77,12 +73,8 @@ _PG_init(void)
 	pcc_define_gucs();
 	pcc_register_watchdog();
 
-#ifdef PCC_HAVE_SHMEM_REQUEST_HOOK
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = pcc_shmem_request;
-#else
-	pcc_shmem_request();
-#endif
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = pcc_shmem_startup;
 

@@ -15,12 +15,36 @@ ensure_packages() {
 		{ echo "apt-get install ${missing[*]} failed" >&2; return 1; }
 }
 
+# The PostgreSQL major version the scripts build and test against.
+PCC_PG=${PCC_PG:-15}
+
 # Packages every script of the project needs (libkrb5-dev: the server's
 # libpq-be.h includes gssapi.h; libfaketime: the clock-step test).
-PCC_PACKAGES=(postgresql-15 postgresql-server-dev-15 postgresql-client-15
-	libpq-dev libkrb5-dev libipc-run-perl libfaketime make gcc)
+PCC_PACKAGES=(postgresql-$PCC_PG postgresql-server-dev-$PCC_PG
+	postgresql-client-$PCC_PG libpq-dev libkrb5-dev libipc-run-perl libfaketime
+	make gcc)
 
-PG_BINDIR=/usr/lib/postgresql/15/bin
+PG_BINDIR=/usr/lib/postgresql/$PCC_PG/bin
+export PG_CONFIG=$PG_BINDIR/pg_config
+
+# Chroots with other PostgreSQL versions (scripts/pgenv.sh), kept between runs.
+PCC_CHROOTS=/var/cache/pg_concurrency_control
+
+# Mount what PostgreSQL needs inside a chroot (processes, shared memory).
+chroot_mounts() {
+	local dir=$1
+	mountpoint -q "$dir/proc" || mount -t proc proc "$dir/proc"
+	mountpoint -q "$dir/dev" || mount --rbind /dev "$dir/dev"
+	mountpoint -q "$dir/sys" || mount --rbind /sys "$dir/sys"
+}
+
+chroot_umounts() {
+	local dir=$1
+	for m in sys dev proc; do
+		mountpoint -q "$dir/$m" && umount -R -l "$dir/$m"
+	done
+	return 0
+}
 
 # Build and install the extension into the server's directories.
 build_and_install() {

@@ -1,54 +1,60 @@
 #!/usr/bin/env bash
-# Runs every test suite of pg_concurrency_control on this machine:
-# installs what is missing, builds, installs, then runs pg_regress and the
-# TAP tests as the postgres OS user on throwaway instances.
-# Ends with a line "N passed, N failed"; exits non-zero if anything failed.
+# The whole test suite, on every PostgreSQL version the module supports:
+# 15 on this machine (Debian bookworm's), 17 and 18 each in a Debian chroot
+# that scripts/pgenv.sh creates on first use and keeps (trixie's and sid's
+# packages).  Each version runs scripts/suite.sh: build with -Werror,
+# install, pg_regress and the TAP tests.  Run as root.
+# Ends with a line "N passed, N failed" summing all versions; exits non-zero
+# if anything failed.
 #
-#   scripts/test.sh                   everything (as root)
-#   scripts/test.sh t/001_gates.pl    one TAP file (and pg_regress)
+#   scripts/test.sh                          15, 17 and 18
+#   scripts/test.sh --pg 17                  one version
+#   scripts/test.sh --pg 15 t/001_gates.pl   one TAP file (and pg_regress)
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/scripts/lib.sh"
 
-[ "$(id -u)" -eq 0 ] || { echo "run as root (it installs packages and switches to postgres)" >&2; exit 2; }
-ensure_packages "${PCC_PACKAGES[@]}" || exit 2
-build_and_install "$ROOT" &&
-	make -s -C "$ROOT/pgbench_scripts" pccload >/dev/null ||
-	{ echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
-
-# pg_regress and initdb refuse root: run from a copy postgres owns.
-WORK=$(mktemp -d /tmp/pcc-test.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
-mkdir "$WORK/ext"
-(cd "$ROOT" && cp -r Makefile ./*.control ./*.sql pg_concurrency_control sql expected t "$WORK/ext/")
-cp "$ROOT/pgbench_scripts/pccload" "$WORK/"
-chown -R postgres "$WORK"
-as_pg() { runuser -u postgres -- "$@"; }
-
-passed=0 failed=0
-LOG="$WORK/regress.log"
-as_pg make -C "$WORK/ext" regresscheck >"$LOG" 2>&1
-p=$(grep -cE '^(test | +)?[a-z_0-9]+ +\.\.\. ok' "$LOG")
-f=$(grep -cE '\.\.\. FAILED|\.\.\. failed' "$LOG")
-grep -E '\.\.\. ' "$LOG"
-if [ "$f" -gt 0 ]; then cat "$WORK/ext/regression.diffs" 2>/dev/null | head -100; fi
-if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then tail -20 "$LOG"; f=1; fi
-passed=$((passed + p)) failed=$((failed + f))
-
-LOG="$WORK/tap.log"
-tests=${*:-}
-as_pg env PCCLOAD="$WORK/pccload" \
-	make -C "$WORK/ext" tapcheck PROVE_FLAGS=-v ${tests:+PROVE_TESTS="$tests"} >"$LOG" 2>&1
-p=$(grep -cE '^ok [0-9]+' "$LOG")
-f=$(grep -cE '^not ok [0-9]+' "$LOG")
-# a script that dies without reporting counts as one failure
-d=$(grep -cE 'Parse errors|No subtests run' "$LOG")
-grep -E '^(not )?ok [0-9]+|^t/.*\.pl|^# +(Failed|at |got:|expected:)' "$LOG"
-if [ "$f" -gt 0 ] || [ "$d" -gt 0 ]; then
-	sed -n '/Test Summary Report/,$p' "$LOG"
-	for l in "$WORK"/ext/tmp_check/log/*.log; do echo "== $l"; tail -30 "$l"; done 2>/dev/null | tail -200
+versions="15 17 18"
+if [ "${1:-}" = --pg ]; then
+	versions=${2:?--pg needs 15, 17 or 18}
+	shift 2
 fi
-passed=$((passed + p)) failed=$((failed + f + d))
+[ "$(id -u)" -eq 0 ] || { echo "run as root (it installs packages and switches to postgres)" >&2; exit 2; }
 
+# the Prometheus test runs Debian bookworm's postgres_exporter everywhere
+exporter=$(bash "$ROOT/scripts/exporter.sh") || exporter=""
+
+passed=0 failed=0 summary=""
+for v in $versions; do
+	echo "=== PostgreSQL $v"
+	start=$(date +%s)
+	out=$(mktemp)
+	if [ "$v" = 15 ]; then
+		PCC_PG=15 PCC_EXPORTER="$exporter" bash "$ROOT/scripts/suite.sh" "$@" 2>&1 | tee "$out"
+	elif dir=$(bash "$ROOT/scripts/pgenv.sh" "$v"); then
+		# the tree as committed or edited, without git's and the records' bulk
+		rm -rf --one-file-system "$dir/src"
+		mkdir "$dir/src"
+		(cd "$ROOT" && tar --exclude=.git --exclude=docs --exclude='*.o' --exclude='*.so' --exclude='*.bc' --exclude=pgbench_scripts/pccload -cf - .) | tar -xf - -C "$dir/src"
+		[ -z "$exporter" ] || cp "$exporter" "$dir/usr/local/bin/"
+		chroot_mounts "$dir"
+		chroot "$dir" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+			PCC_PG="$v" PCC_EXPORTER="${exporter:+/usr/local/bin/${exporter##*/}}" \
+			bash /src/scripts/suite.sh "$@" 2>&1 | tee "$out"
+		chroot_umounts "$dir"
+	else
+		echo "0 passed, 1 failed" | tee "$out"
+	fi
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -1)
+	[ -n "$line" ] || line="0 passed, 1 failed"
+	rm -f "$out"
+	p=${line%% passed*}
+	f=${line#*passed, }
+	f=${f%% failed*}
+	passed=$((passed + p)) failed=$((failed + f))
+	summary="$summary
+PostgreSQL $v: $line ($(( $(date +%s) - start )) s)"
+done
+echo "$summary"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

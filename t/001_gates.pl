@@ -22,8 +22,8 @@ send_sql($s[2], 'BEGIN;');
 ok(wait_gate($node, 'transaction', 'waiting', 1), 'third BEGIN queues');
 is( $node->safe_psql('pccmon',
 		"SELECT wait_event_type || '/' || wait_event FROM pg_stat_activity WHERE query = 'BEGIN;' AND state = 'active'"),
-	'Extension/Extension',
-	'the waiter shows wait event type Extension');
+	$node->pg_version >= 17 ? 'Extension/ConcurrencyControlQueue' : 'Extension/Extension',
+	'the waiter shows wait event type Extension (named on 17 and later)');
 is( $node->safe_psql('pccmon',
 		"SELECT state FROM pg_concurrency_control_backends() WHERE gate = 'transaction' ORDER BY state"),
 	"running\nrunning\nwaiting",

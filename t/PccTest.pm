@@ -13,12 +13,14 @@ our @EXPORT = qw(pcc_node pcc_reload wait_applied session send_sql finish gate_v
   wait_gate wait_until no_problems backend_pid create_log log_order);
 
 # A started node with the module preloaded and the extension created.
-# Extra settings come as a list of lines for postgresql.conf.
+# Extra settings come as a list of lines for postgresql.conf, after an
+# optional hash of options for init (allows_streaming => 1, say).
 sub pcc_node
 {
 	my ($name, @conf) = @_;
+	my %init = ref $conf[0] eq 'HASH' ? %{ shift @conf } : ();
 	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init;
+	$node->init(%init);
 	$node->append_conf('postgresql.conf',
 		join("\n",
 			"shared_preload_libraries = 'pg_concurrency_control'",

@@ -1,0 +1,64 @@
+# On a streaming standby the module works as on a primary: reads are gated,
+# the status functions answer, the watchdog runs during recovery and applies
+# reloads, nothing needs a writable catalog; after promotion writes are
+# gated too.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use PccTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $primary = pcc_node('primary', { allows_streaming => 1 },
+	"pg_concurrency_control.query_concurrency = 1",
+	"pg_concurrency_control.transaction_concurrency = 1",
+	"pg_concurrency_control.autocommit_concurrency = 1",
+	"deadlock_timeout = '10min'");
+$primary->safe_psql('postgres', 'CREATE TABLE t (id int PRIMARY KEY, v int); INSERT INTO t VALUES (1, 0)');
+$primary->backup('b');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($primary, 'b', has_streaming => 1);
+$standby->start;
+$primary->wait_for_catchup($standby);
+is($standby->safe_psql('pccmon', 'SELECT pg_is_in_recovery()'), 't', 'the standby is in recovery');
+
+# --- reads are gated on the standby
+my $a = session($standby);
+my $b = session($standby);
+send_sql($a, 'SELECT pg_sleep(1.5);');
+ok(wait_gate($standby, 'query', 'running', 1), 'a read holds the standby\'s query slot');
+send_sql($b, 'SELECT v FROM t;');
+ok(wait_gate($standby, 'query', 'waiting', 1), 'a second read waits for it');
+my $out = finish($b);
+like($out, qr/^0$/m, 'and runs once the first is done');
+finish($a);
+$b->query_safe('BEGIN READ ONLY');
+is(gate_value($standby, 'transaction', 'running'), '1', 'a read-only block holds a transaction slot');
+$b->query_safe('COMMIT');
+
+# --- the watchdog runs in recovery: it applies a reload
+pcc_reload($standby, query_concurrency => 2);
+is(gate_value($standby, 'query', 'max_concurrency'), '2', 'a reload on the standby changes its limit');
+is($standby->safe_psql('pccmon',
+	"SELECT count(*) FROM pg_concurrency_control_backends()"), '0',
+	'the status functions answer');
+$standby->safe_psql('pccmon', 'SELECT pg_concurrency_control_reset()');
+no_problems($standby, 'reads on a standby');
+
+# --- after promotion, writes are gated
+$standby->promote;
+$standby->poll_query_until('pccmon', 'SELECT NOT pg_is_in_recovery()') or die;
+send_sql($a, 'UPDATE t SET v = v + 1 WHERE pg_sleep(1) IS NOT NULL;');
+ok(wait_gate($standby, 'autocommit', 'running', 1), 'a write holds the promoted node\'s autocommit slot');
+send_sql($b, 'UPDATE t SET v = v + 1;');
+ok(wait_gate($standby, 'autocommit', 'waiting', 1), 'a second write waits for it');
+finish($b);
+finish($a);
+is($standby->safe_psql('postgres', 'SET pg_concurrency_control.bypass = on; SELECT v FROM t'),
+	'2', 'both writes ran');
+no_problems($standby, 'promotion');
+$a->quit;
+$b->quit;
+done_testing();
