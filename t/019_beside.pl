@@ -34,8 +34,9 @@ for my $order ('pg_stat_statements, auto_explain, pg_concurrency_control',
 	finish($a);
 	my $out = finish($b);
 	like($out, qr/^42$/m, "$name: the waiting statement ran");
-	is(gate_value($node, 'query', 'admitted || \'/\' || queued'), '4/1',
-		"$name: one admission per statement (two finishes, the two reads), the waiter queued once");
+	# a's finishing query may queue behind b's too
+	is(gate_value($node, 'query', "admitted || '/' || (queued BETWEEN 1 AND 2)"), '4/true',
+		"$name: one admission per statement (the two reads, two finishes), the waiter queued");
 	is( $node->safe_psql('postgres',
 			"SELECT calls FROM pg_stat_statements WHERE query = 'SELECT \$1 AS waited'"),
 		'1', "$name: pg_stat_statements counted the statement that waited");
