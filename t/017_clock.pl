@@ -21,11 +21,14 @@ my $node = pcc_node('clock',
 # Restart the server under libfaketime: its wall clock follows the offset
 # in $offset_file; the monotonic clock stays real.
 my $offset_file = $node->basedir . '/faketime';
+# Replace the file whole: a server process reading it half-written would
+# see no offset, or garbage.
 sub set_offset
 {
-	open(my $fh, '>', $offset_file) or die;
+	open(my $fh, '>', "$offset_file.new") or die;
 	print $fh "$_[0]\n";
 	close($fh);
+	rename("$offset_file.new", $offset_file) or die;
 }
 set_offset('+0');
 $node->stop;
