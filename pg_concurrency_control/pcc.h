@@ -37,12 +37,13 @@
  *   waiters of one priority.
  * - A lingering slot (kept between two transactions of one turn, see
  *   pcc_gate_linger) stays counted in "running" and sits on
- *   PccGate.lingering.  PccBackend.linger_gate and linger_node change only
- *   under that gate's mutex: the owner sets it when it starts lingering and
- *   whoever ends the linger (the owner resuming or leaving, or anyone
- *   reclaiming a slot whose turn is over) resets it.  The owner may read
- *   linger_gate without the mutex: if it reads PCC_NO_GATE, it is not
- *   lingering.
+ *   PccGate.lingering.  PccBackend.linger_gate, linger_node and
+ *   linger_since change only under that gate's mutex: the owner sets them
+ *   when it starts lingering and whoever ends the linger (the owner
+ *   resuming or leaving, or anyone reclaiming a slot whose turn is over or
+ *   whose session stayed idle past turn_grace) resets linger_gate.  The
+ *   owner may read linger_gate without the mutex: if it reads PCC_NO_GATE,
+ *   it is not lingering.
  *
  * Who writes the shared settings (one writer each):
  * - The postmaster initialises the segment when it creates it (also after
@@ -286,6 +287,7 @@ typedef struct PccBackend
 												 * quantum later */
 	dlist_node	linger_node;	/* link in PccGate.lingering */
 	int			linger_gate;	/* gate whose slot it keeps, or PCC_NO_GATE */
+	PccTime		linger_since;	/* when its transaction ended, keeping it */
 	char		pad[PG_CACHE_LINE_SIZE];	/* keep owners apart */
 } PccBackend;
 
@@ -302,6 +304,8 @@ typedef struct PccShared
 	pg_atomic_uint32 queue_order;	/* PccQueueOrder */
 	pg_atomic_uint32 warm_max_wait_ms;	/* PCC_ORDER_WARM starvation bound */
 	pg_atomic_uint32 quantum_ms;	/* longest turn, 0 = one transaction */
+	pg_atomic_uint32 turn_grace_us; /* a kept slot idle this long is given
+									 * back, 0 = only at the turn's end */
 	pg_atomic_uint32 priority_aging_ms; /* head start of one class over the
 										 * next */
 	pg_atomic_uint32 auto_min;	/* bounds of adaptive limits */

@@ -172,14 +172,17 @@ pcc_turn_end(PccTime turn_start)
 }
 
 /*
- * Free the lingering slots whose turn is over, any that a lowered limit no
- * longer allows, and all of them once nobody waits (the waiters they were
- * kept against left).  Caller holds the gate mutex.
+ * Free the lingering slots whose turn is over, whose session has sent
+ * nothing for turn_grace (a client that thinks between transactions would
+ * keep the slot idle: the turn is only for back-to-back work), any that a
+ * lowered limit no longer allows, and all of them once nobody waits (the
+ * waiters they were kept against left).  Caller holds the gate mutex.
  */
 static void
 pcc_gate_reclaim_locked(PccGate *gate, PccTime now)
 {
 	uint32		limit = pg_atomic_read_u32(&gate->limit);
+	PccTime		grace_us = pg_atomic_read_u32(&pcc_shared->turn_grace_us);
 	dlist_mutable_iter iter;
 
 	dlist_foreach_modify(iter, &gate->lingering)
@@ -188,6 +191,7 @@ pcc_gate_reclaim_locked(PccGate *gate, PccTime now)
 		uint64		state = pg_atomic_read_u64(&gate->state);
 
 		if (pcc_turn_end(be->turn_start[be->linger_gate]) > now &&
+			(grace_us == 0 || now - be->linger_since < grace_us) &&
 			pcc_state_running(state) <= limit &&
 			pcc_state_waiting(state) > 0)
 			continue;
@@ -668,10 +672,12 @@ pcc_gate_linger(PccGateId id)
 	PccGate    *gate = pcc_gate(id);
 	PccBackend *me = pcc_my_backend();
 	uint64		state;
+	PccTime		now;
 
 	pcc_gate_forget_hold(me, id);
+	/* nobody waits (the common case): no clock read */
 	if (pcc_state_waiting(pg_atomic_read_u64(&gate->state)) == 0 ||
-		pcc_now() >= pcc_turn_end(me->turn_start[id]))
+		(now = pcc_now()) >= pcc_turn_end(me->turn_start[id]))
 	{
 		pcc_gate_give_back(gate);
 		return;
@@ -687,6 +693,7 @@ pcc_gate_linger(PccGateId id)
 		return;
 	}
 	me->linger_gate = id;
+	me->linger_since = now;
 	dlist_push_tail(&gate->lingering, &me->linger_node);
 	gate->nlingering++;
 	SpinLockRelease(&gate->mutex);

@@ -18,6 +18,7 @@
 #include "postgres.h"
 
 #include <float.h>
+#include <math.h>
 
 #include "miscadmin.h"
 #include "utils/guc.h"
@@ -41,6 +42,7 @@ static int		pcc_max_waiters = 0;
 static int		pcc_queue_order = PCC_ORDER_FIFO;
 static int		pcc_warm_max_wait = 1;
 static int		pcc_quantum = 0;
+static double pcc_turn_grace = 0;
 int			pcc_priority = PCC_PRIORITY_NORMAL;
 static int		pcc_priority_aging = 10 * 1000;
 static int		pcc_auto_min = 2;
@@ -134,6 +136,8 @@ pcc_publish_settings(void)
 	pg_atomic_write_u32(&pcc_shared->queue_order, (uint32) pcc_queue_order);
 	pg_atomic_write_u32(&pcc_shared->warm_max_wait_ms, (uint32) pcc_warm_max_wait);
 	pg_atomic_write_u32(&pcc_shared->quantum_ms, (uint32) pcc_quantum);
+	pg_atomic_write_u32(&pcc_shared->turn_grace_us,
+						(uint32) rint(pcc_turn_grace * 1000.0));
 	pg_atomic_write_u32(&pcc_shared->priority_aging_ms, (uint32) pcc_priority_aging);
 	pg_atomic_write_u64(&pcc_shared->config_loaded, (uint64) PgReloadTime);
 }
@@ -221,6 +225,11 @@ pcc_define_gucs(void)
 							"0 gives the slot back after every transaction.",
 							&pcc_quantum, 0, 0, 60 * 1000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomRealVariable("pg_concurrency_control.turn_grace",
+							 "A kept slot whose session sends nothing for this long is given back before its turn ends.",
+							 "0 keeps it for the whole turn. Microseconds are accepted, as '200us'.",
+							 &pcc_turn_grace, 0, 0, 1000,
+							 PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomEnumVariable("pg_concurrency_control.priority",
 							 "Queue priority of this session's statements: high, normal or low.",
 							 "Higher priority waiters are admitted first; see priority_aging.",

@@ -41,6 +41,7 @@
 #define HIST_BUCKETS	(HIST_SUB * 40)
 #define MAX_ERRCODES	32
 #define APP_NAME		"pccload"
+#define Min(a, b)		((a) < (b) ? (a) : (b))
 
 /* The parameters a script draws per transaction. */
 enum { P_AID, P_BID, P_TID, P_DELTA, P_KEY2 };
@@ -121,11 +122,13 @@ typedef struct Histogram
  *   PREPARING   sending the script's PREPAREs, one at a time
  *   READY       up and prepared, waiting for every other connection
  *   BUSY        a statement was sent; waiting for all its results
+ *   THINKING    between two transactions, for --think ms (on its thread's
+ *               queue of thinkers, which wake in the order they started)
  *   DONE        finished, or failed to connect
  */
 typedef enum ConnState
 {
-	CONNECTING, PREPARING, READY, BUSY, DONE
+	CONNECTING, PREPARING, READY, BUSY, THINKING, DONE
 } ConnState;
 
 typedef struct Conn
@@ -140,6 +143,7 @@ typedef struct Conn
 	int			values[MAX_PARAMS];
 	uint64_t	txn_start;
 	uint64_t	stmt_start;
+	uint64_t	wake_at;		/* THINKING: when to start the next one */
 } Conn;
 
 typedef struct ErrorCount
@@ -155,6 +159,9 @@ typedef struct Thread
 	int			index;
 	int			nconns;
 	Conn	   *conns;
+	Conn	  **thinkers;		/* ring of THINKING conns, oldest first */
+	int			think_head;		/* next to wake */
+	int			nthinking;
 	int			epfd;
 	uint64_t	rng;
 	int			next_to_open;
@@ -190,7 +197,8 @@ static struct
 	const char *label;
 	bool		wait_close;		/* count the close until the server has none left */
 	bool		reconnect;		/* reopen connections lost while running */
-} opt = {NULL, 64, 0, 60, 5, 16, 0, 0, true, &scripts[0], NULL, NULL, "", true, false};
+	uint64_t	think_us;		/* pause between a client's transactions */
+} opt = {NULL, 64, 0, 60, 5, 16, 0, 0, true, &scripts[0], NULL, NULL, "", true, false, 0};
 
 static _Atomic int phase = PH_CONNECT;
 static _Atomic int connected = 0;
@@ -524,6 +532,39 @@ open_more(Thread *t)
 	}
 }
 
+/*
+ * The client thinks before its next transaction.  Every client thinks
+ * equally long, so the ring stays in wake-up order.
+ */
+static void
+think(Thread *t, Conn *c, uint64_t now)
+{
+	c->state = THINKING;
+	c->wake_at = now + opt.think_us;
+	watch(t, c, 0);
+	t->thinkers[(t->think_head + t->nthinking++) % t->nconns] = c;
+}
+
+/* Start the transactions of the clients done thinking; ms until the next. */
+static int
+wake_thinkers(Thread *t)
+{
+	uint64_t	now = now_us();
+
+	while (t->nthinking > 0)
+	{
+		Conn	   *c = t->thinkers[t->think_head];
+
+		if (c->wake_at > now)
+			return (int) ((c->wake_at - now + 999) / 1000);
+		t->think_head = (t->think_head + 1) % t->nconns;
+		t->nthinking--;
+		if (c->state == THINKING)
+			start_transaction(t, c);
+	}
+	return 50;
+}
+
 /* One statement's results are all in: account and move on. */
 static void
 statement_done(Thread *t, Conn *c)
@@ -566,7 +607,10 @@ statement_done(Thread *t, Conn *c)
 			hist_add(&t->txn_hist, now - c->txn_start);
 		}
 	}
-	start_transaction(t, c);
+	if (opt.think_us > 0)
+		think(t, c, now);
+	else
+		start_transaction(t, c);
 }
 
 /* Socket ready: flush, read, and take every complete result. */
@@ -639,7 +683,7 @@ thread_main(void *arg)
 				if (t->conns[i].state == READY)
 					start_transaction(t, &t->conns[i]);
 		}
-		n = epoll_wait(t->epfd, events, 256, 50);
+		n = epoll_wait(t->epfd, events, 256, Min(50, wake_thinkers(t)));
 		for (int i = 0; i < n; i++)
 			on_event(t, events[i].data.ptr, events[i].events);
 	}
@@ -695,7 +739,9 @@ usage(void)
 			"              whose server sessions outlive the clients)\n"
 			"  --reconnect reopen connections the server closes while running\n"
 			"  --wide-scale N  SIGUSR1 draws accounts from scale N, SIGUSR2 from\n"
-			"              the scale again (a working set that grows and shrinks)\n");
+			"              the scale again (a working set that grows and shrinks)\n"
+			"  --think MS  each client pauses MS (fractions allowed) between its\n"
+			"              transactions, as an application thinks\n");
 	exit(2);
 }
 
@@ -710,6 +756,7 @@ parse_args(int argc, char **argv)
 		{"no-wait-close", no_argument, NULL, 3},
 		{"reconnect", no_argument, NULL, 4},
 		{"wide-scale", required_argument, NULL, 5},
+		{"think", required_argument, NULL, 6},
 		{NULL, 0, NULL, 0}
 	};
 	int			ch;
@@ -734,6 +781,7 @@ parse_args(int argc, char **argv)
 			case 3: opt.wait_close = false; break;
 			case 4: opt.reconnect = true; break;
 			case 5: opt.wide_scale = atoi(optarg); break;
+			case 6: opt.think_us = (uint64_t) (atof(optarg) * 1000); break;
 			case 'M':
 				if (strcmp(optarg, "prepared") != 0 && strcmp(optarg, "simple") != 0)
 					usage();
@@ -995,6 +1043,7 @@ main(int argc, char **argv)
 		th[i].index = i;
 		th[i].nconns = opt.clients / opt.threads + (i < opt.clients % opt.threads);
 		th[i].conns = calloc(th[i].nconns, sizeof(Conn));
+		th[i].thinkers = calloc(th[i].nconns, sizeof(Conn *));
 		th[i].rng = 0x9E3779B97F4A7C15ULL * (i + 1) ^ (uint64_t) now_us();
 	}
 	t_start = last_report = now_us();

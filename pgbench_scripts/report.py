@@ -6,16 +6,18 @@
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 
 
 
 def target_order(t):
-    """native, module, module-qN by N, pgbouncer."""
-    if t.startswith("module-q") and t[8:].isdigit():
-        return (2, int(t[8:]))
-    return ({"native": 0, "module": 1, "pgbouncer": 3}.get(t, 4), 0)
+    """native, module, module-qN[-gG] by N and G, pgbouncer, pgbouncer126."""
+    m = re.match(r"module-q(\d+)(?:-g(\d+))?$", t)
+    if m:
+        return (2, int(m.group(1)), int(m.group(2) or 0))
+    return ({"native": 0, "module": 1, "pgbouncer": 3, "pgbouncer126": 4}.get(t, 5), 0, 0)
 
 
 # (title, CSV column, format, what a reader should know)
@@ -57,7 +59,8 @@ def table(data, targets, proto, steps, column, fmt):
     head = "| connections | " + " | ".join(present)
     sep = "|---|" + "---|" * len(present)
     modules = [t for t in present if t.startswith("module")]
-    ratios = [(m, b) for b in ("native", "pgbouncer") if b in present for m in modules]
+    ratios = [(m, b) for b in ("native", "pgbouncer", "pgbouncer126") if b in present
+              for m in modules]
     for a, b in ratios:
         head += " | {} / {}".format(a, b)
         sep += "---|"

@@ -11,7 +11,11 @@
 #            --quantum MS (100, the README's advice for back-to-back load; 0 = hand off each transaction)
 #            --workload tpcb|simple-update|select-only|partition-mix
 #            --protocols "prepared simple" --targets "native module module-q0 pgbouncer"
-#            (module-qN: the module with quantum N ms, side by side with --quantum)
+#            (module-qN: the module with quantum N ms, side by side with --quantum;
+#             module-qN-gG: and turn_grace G us; pgbouncer: Debian bookworm's 1.18,
+#             simple protocol only; pgbouncer126: sid's 1.26 from a chroot, both
+#             protocols, prepared statements pooled)
+#            --think MS (each client pauses MS between transactions)
 #            --unlogged (unlogged tables, synchronous_commit off)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,7 +23,7 @@ HERE="$ROOT/pgbench_scripts"
 . "$ROOT/scripts/lib.sh"
 
 FROM=64 TO=16384 FACTOR=2 DURATION=60 SCALE=50 LIMIT=$(( $(nproc) * 8 )) ORDER=fifo WARM_WAIT=1 QUANTUM=100
-WORKLOAD=tpcb PROTOCOLS="prepared simple" TARGETS="native module module-q0 pgbouncer" UNLOGGED=0
+WORKLOAD=tpcb PROTOCOLS="prepared simple" TARGETS="native module module-q0 pgbouncer" UNLOGGED=0 THINK=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) FROM=64 TO=1024 FACTOR=4 DURATION=10 SCALE=10 TARGETS="native module pgbouncer" ;;
@@ -36,25 +40,31 @@ while [ $# -gt 0 ]; do
 	--protocols) PROTOCOLS=$2; shift ;;
 	--targets) TARGETS=$2; shift ;;
 	--unlogged) UNLOGGED=1 ;;
-	-h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+	--think) THINK=$2; shift ;;
+	-h|--help) sed -n '2,19p' "$0"; exit 0 ;;
 	*) echo "unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
 done
-# The quantum of a module target: --quantum for "module", N for "module-qN".
+# The quantum (ms) of a module target: --quantum for "module", N for
+# "module-qN" and "module-qN-gG".
 target_quantum() {
 	if [ "$1" = module ]; then
 		echo "$QUANTUM"
-	elif [[ $1 =~ ^module-q([0-9]+)$ ]]; then
+	elif [[ $1 =~ ^module-q([0-9]+)(-g[0-9]+)?$ ]]; then
 		echo "${BASH_REMATCH[1]}"
 	else
 		echo "unknown target $1" >&2
 		exit 2
 	fi
 }
+# Its turn_grace (us): G for "module-qN-gG", else 0.
+target_grace() {
+	if [[ $1 =~ ^module-q[0-9]+-g([0-9]+)$ ]]; then echo "${BASH_REMATCH[1]}"; else echo 0; fi
+}
 for target in $TARGETS; do
 	case $target in
-	native|pgbouncer) ;;
+	native|pgbouncer|pgbouncer126) ;;
 	*) target_quantum "$target" >/dev/null ;;
 	esac
 done
@@ -68,6 +78,8 @@ BOUNCER_PORT=56432
 BOUNCER_PID=""
 cleanup() {
 	[ -n "$BOUNCER_PID" ] && kill "$BOUNCER_PID" 2>/dev/null || true
+	[ -f "$DIR/pgbouncer.pid" ] && kill "$(cat "$DIR/pgbouncer.pid")" 2>/dev/null || true
+	[ -z "$BOUNCER126_ROOT" ] || umount -l "$BOUNCER126_ROOT$DIR" 2>/dev/null || true
 	cluster_destroy
 }
 trap cleanup EXIT
@@ -141,7 +153,28 @@ max_step=${STEPS##* }
 write_conf $(( max_step + 50 ))
 reserve_huge_pages $(( max_step + 50 )) | tee -a "$OUT/capacity.txt"
 
-start_bouncer() {
+# PgBouncer 1.26 (Debian sid's), run from the sid chroot of scripts/pgenv.sh
+# with the cluster's socket directory mounted at the same path: the system's
+# 1.18 stays.  It pools protocol-level prepared statements.
+BOUNCER126_ROOT=""
+bouncer126_setup() {
+	[ -n "$BOUNCER126_ROOT" ] && return 0
+	BOUNCER126_ROOT=$(bash "$ROOT/scripts/pgenv.sh" 18) || return 1
+	chroot "$BOUNCER126_ROOT" dpkg -s pgbouncer >/dev/null 2>&1 ||
+		chroot "$BOUNCER126_ROOT" env DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -qq pgbouncer >/dev/null 2>&1 || return 1
+	[ "$(id -u postgres)" = "$(chroot "$BOUNCER126_ROOT" id -u postgres)" ] ||
+		{ echo "the chroot's postgres user has another uid: cannot share the socket directory" >&2; return 1; }
+	mkdir -p "$BOUNCER126_ROOT$DIR"
+	mountpoint -q "$BOUNCER126_ROOT$DIR" || mount --bind "$DIR" "$BOUNCER126_ROOT$DIR"
+}
+
+start_bouncer() {	# pgbouncer | pgbouncer126
+	local cmd=(pgbouncer)
+	if [ "$1" = pgbouncer126 ]; then
+		bouncer126_setup || { echo "PgBouncer 1.26 is not available" >&2; return 1; }
+		cmd=(chroot "$BOUNCER126_ROOT" pgbouncer)
+	fi
 	cat >"$DIR/pgbouncer.ini" <<EOB
 [databases]
 postgres = host=$DIR port=$PORT dbname=postgres user=postgres
@@ -157,19 +190,23 @@ max_client_conn = $(( max_step + 100 ))
 max_db_connections = $LIMIT
 logfile = $DIR/pgbouncer.log
 pidfile = $DIR/pgbouncer.pid
+$([ "$1" = pgbouncer126 ] && echo "max_prepared_statements = 200")
 EOB
 	echo '"postgres" ""' >"$DIR/userlist.txt"
 	chown postgres "$DIR"/pgbouncer.ini "$DIR"/userlist.txt
-	pgbouncer -u postgres "$DIR/pgbouncer.ini" >/dev/null 2>&1 &
+	"${cmd[@]}" -u postgres "$DIR/pgbouncer.ini" >/dev/null 2>&1 &
 	BOUNCER_PID=$!
 	for _ in $(seq 50); do [ -S "$DIR/.s.PGSQL.$BOUNCER_PORT" ] && return 0; sleep 0.1; done
 	echo "pgbouncer did not start" >&2
 	return 1
 }
 stop_bouncer() {
+	# the chroot's pgbouncer is a child of chroot: stop it by its pidfile
+	[ -f "$DIR/pgbouncer.pid" ] && kill "$(cat "$DIR/pgbouncer.pid")" 2>/dev/null || true
 	kill "$BOUNCER_PID" 2>/dev/null || true
 	wait "$BOUNCER_PID" 2>/dev/null || true
 	BOUNCER_PID=""
+	rm -f "$DIR/pgbouncer.pid"
 }
 
 run_step() {	# target protocol clients
@@ -178,20 +215,22 @@ run_step() {	# target protocol clients
 	module*)
 		cluster_start module
 		$PSQL -c "ALTER SYSTEM SET pg_concurrency_control.quantum = $(target_quantum "$target")" \
+			-c "ALTER SYSTEM SET pg_concurrency_control.turn_grace = '$(target_grace "$target")us'" \
 			-c 'SELECT pg_reload_conf()' >/dev/null ;;
 	*) cluster_start native ;;
 	esac
 	check_huge_pages | tee -a "$OUT/capacity.txt" >&2
 	$PSQL -c 'VACUUM FREEZE' -c 'CHECKPOINT'
 	local wait_close=""
-	if [ "$target" = pgbouncer ]; then start_bouncer; port=$BOUNCER_PORT; wait_close=--no-wait-close; fi
+	if [[ $target == pgbouncer* ]]; then start_bouncer "$target"; port=$BOUNCER_PORT; wait_close=--no-wait-close; fi
 	echo "== $target, $proto, $c connections" >&2
 	"$HERE/pccload" -h "$DIR" -p "$port" -c "$c" -T "$DURATION" -P 10 -w "$WORKLOAD" -M "$proto" \
-		-s "$SCALE" -L "$target" $wait_close --csv "$CSV" --json "$OUT/$target-$proto-$c.json" \
+		-s "$SCALE" -L "$target" $wait_close ${THINK:+--think "$THINK"} \
+		--csv "$CSV" --json "$OUT/$target-$proto-$c.json" \
 		>"$OUT/$target-$proto-$c.txt" 2>"$OUT/$target-$proto-$c.progress" ||
 		echo "   (no transactions completed)" >&2
 	grep -E '^tps steady' "$OUT/$target-$proto-$c.txt" >&2 || true
-	if [ "$target" = pgbouncer ]; then stop_bouncer; fi
+	if [[ $target == pgbouncer* ]]; then stop_bouncer; fi
 	return 0
 }
 
@@ -208,7 +247,9 @@ done
 {
 	echo "PostgreSQL: $($PG_BINDIR/postgres --version)"
 	echo "PgBouncer: $(pgbouncer --version 2>&1 | head -1)"
-	echo "workload $WORKLOAD, scale $SCALE, steady ${DURATION}s per step, unlogged=$UNLOGGED"
+	[ -z "$BOUNCER126_ROOT" ] ||
+		echo "PgBouncer (sid): $(chroot "$BOUNCER126_ROOT" pgbouncer --version 2>&1 | head -1)"
+	echo "workload $WORKLOAD, scale $SCALE, steady ${DURATION}s per step, unlogged=$UNLOGGED, think ${THINK:-0} ms"
 	echo "module limits $LIMIT (all four gates), queue_order $ORDER, warm_max_wait ${WARM_WAIT}ms, quantum ${QUANTUM}ms (module-qN: quantum N ms)"
 	echo "PgBouncer: transaction pooling, pool size $LIMIT"
 	echo "server settings (module-qN runs with quantum N):"

@@ -49,6 +49,10 @@ ALTER SYSTEM SET pg_concurrency_control.quantom = '5ms';
 ALTER SYSTEM SET pg_concurrency_control.quantum = '20ms';
 ALTER SYSTEM RESET pg_concurrency_control.quantum;
 SHOW pg_concurrency_control.quantum;
+-- turn_grace takes fractions of a millisecond, up to a second.
+ALTER SYSTEM SET pg_concurrency_control.turn_grace = '2s';
+ALTER SYSTEM SET pg_concurrency_control.turn_grace = '200us';
+ALTER SYSTEM RESET pg_concurrency_control.turn_grace;
 RESET ALL;
 -- Ordinary users cannot set the superuser parameters.
 CREATE ROLE pcc_user;

@@ -172,6 +172,27 @@ like($err, qr/canceling statement due to user request/, 'the waiter was cancelle
 no_problems($node, 'the last waiter leaving');
 log_order($node);
 
+# --- turn_grace: a session that sends nothing within the grace gives its
+# kept slot back long before its turn ends; one that comes straight back
+# continues its turn
+pcc_reload($node, quantum => '1min', turn_grace => '200ms');
+turn_with_waiter($s, $w[0], 'w');
+$t0 = time();
+ok(wait_until($node,
+		"SELECT waiting = 0 AND lingering = 0 FROM pg_concurrency_control WHERE gate = 'transaction'", 10),
+	'turn_grace: the idle session\'s kept slot goes to the waiter');
+$secs = time() - $t0;
+ok($secs < 5, "after the grace, not at the end of the 1 min turn ($secs s)");
+finish($w[0]);
+is(log_order($node), 'w', 'the waiter ran');
+$s->query_safe('BEGIN');
+send_sql($w[0], txn('w'));
+ok(wait_gate($node, 'transaction', 'waiting', 1), 'w queues again');
+$s->query_safe('COMMIT; ' . txn('s'));
+finish($w[0]);
+is(log_order($node), 's,w', 'back within the grace, the session continues its turn');
+no_problems($node, 'turn_grace');
+
 $_->quit for ($s, @w);
 $node->stop;
 done_testing();
