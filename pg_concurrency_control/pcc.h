@@ -52,8 +52,8 @@
  * - Afterwards only the watchdog worker writes the settings (limits,
  *   auto_on, the queue settings in PccShared, the group table), after its
  *   own reload of the configuration (pcc_publish_settings); backends read
- *   them.  PccGate.stuck, the controller's state and config_loaded are
- *   the worker's too.
+ *   them.  PccGate.stuck, the controller's state, config_loaded and
+ *   watchdog_procno are the worker's too.
  *
  * Clocks: every interval (queue waits and timeouts, aging, turns, service
  * times, the controller's steps) is measured on the monotonic clock,
@@ -164,6 +164,9 @@ typedef enum PccAdmission
 
 /* A limit GUC's value for an adaptive limit (pcc_auto.c). */
 #define PCC_LIMIT_AUTO (-1)
+
+/* PccShared.watchdog_procno while no watchdog runs. */
+#define PCC_NO_WATCHDOG PG_UINT32_MAX
 
 /* A limit of "unlimited", as stored in shared memory. */
 #define PCC_UNLIMITED PG_UINT32_MAX
@@ -312,6 +315,8 @@ typedef struct PccShared
 	pg_atomic_uint32 auto_max;
 	pg_atomic_uint64 config_loaded; /* TimestampTz of the worker's last
 									 * publication of the settings */
+	pg_atomic_uint32 watchdog_procno;	/* the worker's, PCC_NO_WATCHDOG when
+										 * it does not run (its own writes) */
 	int			nbackends;
 	PccBackend	backends[FLEXIBLE_ARRAY_MEMBER];
 } PccShared;

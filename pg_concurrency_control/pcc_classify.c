@@ -20,6 +20,7 @@
 
 #include "executor/execdesc.h"
 #include "nodes/plannodes.h"
+#include "parser/scanner.h"
 
 #include "pcc_classify.h"
 
@@ -86,38 +87,34 @@ pcc_comment_is_bigsql_hint(const char *body, const char *end)
 }
 
 /*
- * Does a block comment that ends just before p, after white space and
- * other block comments back to start, carry the hint?  PostgreSQL 18
- * starts a later statement of a multi-statement string at its first token
- * (earlier versions right after the previous semicolon), so comments in
- * front of it lie before its location.
+ * Where the text between the previous statement of a multi-statement
+ * string and the one at location begins: right after the ';' that ends the
+ * previous one.  PostgreSQL 18 starts a statement's location at its first
+ * token, after the comments in front of it (earlier versions right after
+ * that ';'), so those comments lie before location.  The core scanner
+ * finds the ';', so that nothing in a literal or comment of the previous
+ * statement can pass for a comment in front of this one.
  */
-static bool
-hinted_before(const char *start, const char *p)
+static int
+gap_start(const char *text, int location)
 {
+	core_yy_extra_type extra;
+	core_YYSTYPE yylval;
+	YYLTYPE		yylloc;
+	core_yyscan_t scanner;
+	int			start = location;
+
+	scanner = scanner_init(text, &extra, &ScanKeywords, ScanKeywordTokens);
 	for (;;)
 	{
-		const char *open;
-		int			depth = 1;
+		int			token = core_yylex(&yylval, &yylloc, scanner);
 
-		while (p > start && isspace((unsigned char) p[-1]))
-			p--;
-		if (p - start < 4 || p[-2] != '*' || p[-1] != '/')
-			return false;
-		/* the matching opener, nested comments counted */
-		for (open = p - 2; open - start >= 2 && depth > 0; open--)
-		{
-			if (open[-2] == '/' && open[-1] == '*')
-				depth--, open--;
-			else if (open[-2] == '*' && open[-1] == '/')
-				depth++, open--;
-		}
-		if (depth > 0)
-			return false;
-		if (pcc_comment_is_bigsql_hint(open + 2, p - 2))
-			return true;
-		p = open;
+		if (token == 0 || yylloc >= location)
+			break;
+		start = token == ';' ? yylloc + 1 : location;
 	}
+	scanner_finish(scanner);
+	return start;
 }
 
 /* Does the statement [text + location, +len) carry the bigsql hint? */
@@ -133,8 +130,10 @@ pcc_text_has_bigsql_hint(const char *text, int location, int len)
 	p = text + (location > 0 ? location : 0);
 	end = len > 0 ? p + len : p + strlen(p);
 
-	/* comments before the first token */
-	if (hinted_before(text, p))
+	/* comments before the first token, also those before location */
+	if (location > 0)
+		skip_blanks(text + gap_start(text, location), p, &hinted);
+	if (hinted)
 		return true;
 	p = skip_blanks(p, end, &hinted);
 	if (hinted)

@@ -21,6 +21,7 @@
 #include "libpq/libpq.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
 #include "utils/timestamp.h"
@@ -262,6 +263,16 @@ pcc_wake(const int *wake, int nwake)
 {
 	for (int i = 0; i < nwake; i++)
 		SetLatch(&ProcGlobal->allProcs[wake[i]].procLatch);
+}
+
+/* Set the watchdog's latch, if it runs. */
+static void
+pcc_wake_watchdog(void)
+{
+	uint32		procno = pg_atomic_read_u32(&pcc_shared->watchdog_procno);
+
+	if (procno != PCC_NO_WATCHDOG)
+		SetLatch(&ProcGlobal->allProcs[procno].procLatch);
 }
 
 /* Admit as many waiters as there are free slots (after a reload, say). */
@@ -530,12 +541,16 @@ pcc_gate_record_hold(PccBackend *me, PccGateId id, PccTime served_since)
 	Assert((was_held & (1U << id)) == 0);
 }
 
-/* The hold of gate id ends: report its service time. */
+/*
+ * The hold of gate id ends: report its service time, except at exit, where
+ * the session's last wait for its client was never measured.
+ */
 static void
 pcc_gate_forget_hold(PccBackend *me, PccGateId id)
 {
 	pg_atomic_fetch_and_u32(&me->held, ~(1U << id));
-	pcc_auto_report(id, me->served_since[id]);
+	if (!proc_exit_inprogress)
+		pcc_auto_report(id, me->served_since[id]);
 }
 
 /*
@@ -673,6 +688,7 @@ pcc_gate_linger(PccGateId id)
 	PccBackend *me = pcc_my_backend();
 	uint64		state;
 	PccTime		now;
+	bool		first;
 
 	pcc_gate_forget_hold(me, id);
 	/* nobody waits (the common case): no clock read */
@@ -695,8 +711,11 @@ pcc_gate_linger(PccGateId id)
 	me->linger_gate = id;
 	me->linger_since = now;
 	dlist_push_tail(&gate->lingering, &me->linger_node);
-	gate->nlingering++;
+	first = gate->nlingering++ == 0;
 	SpinLockRelease(&gate->mutex);
+	/* the watchdog may sleep far longer than the grace: wake it */
+	if (first && pg_atomic_read_u32(&pcc_shared->turn_grace_us) > 0)
+		pcc_wake_watchdog();
 }
 
 /*

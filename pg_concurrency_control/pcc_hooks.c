@@ -248,7 +248,8 @@ pcc_admit_big_statement(QueryDesc *qd)
 	 * holds a slot already waits ahead of newcomers: it holds locks and a
 	 * snapshot while it waits.
 	 */
-	if (statement_slots == NIL &&
+	/* held already if a failed allocation lost the list after taking it */
+	if (!(exit_hook_registered && pcc_gate_held(PCC_GATE_BIGQUERY)) &&
 		!pcc_take_slot(PCC_GATE_BIGQUERY,
 					   transaction_gate != PCC_NO_GATE ?
 					   PCC_PRIORITY_IN_BLOCK : pcc_priority))

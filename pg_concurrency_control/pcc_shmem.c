@@ -89,6 +89,7 @@ pcc_shmem_init(void)
 		pg_atomic_init_u32(&pcc_shared->auto_min, 1);
 		pg_atomic_init_u32(&pcc_shared->auto_max, 1);
 		pg_atomic_init_u64(&pcc_shared->config_loaded, 0);
+		pg_atomic_init_u32(&pcc_shared->watchdog_procno, PCC_NO_WATCHDOG);
 		pcc_shared->nbackends = pcc_backend_slots();
 		for (int i = 0; i < pcc_shared->nbackends; i++)
 		{

@@ -101,6 +101,13 @@ pcc_watchdog_scan(void)
 	}
 }
 
+/* on_shmem_exit: nobody should set a latch that is no longer ours. */
+static void
+pcc_watchdog_exit(int code, Datum arg)
+{
+	pg_atomic_write_u32(&pcc_shared->watchdog_procno, PCC_NO_WATCHDOG);
+}
+
 /*
  * Entry point of the worker.  Exits with 1 on SIGTERM, so that the
  * postmaster starts it again unless the server is shutting down.
@@ -115,6 +122,8 @@ pcc_watchdog_main(Datum main_arg)
 	BackgroundWorkerUnblockSignals();
 
 	wait_event = pcc_wait_event("ConcurrencyControlWatchdog");
+	pg_atomic_write_u32(&pcc_shared->watchdog_procno, (uint32) PCC_MY_PROCNO());
+	on_shmem_exit(pcc_watchdog_exit, (Datum) 0);
 	/* a reload may have come while it was not running */
 	pcc_publish_settings();
 	while (!ShutdownRequestPending)

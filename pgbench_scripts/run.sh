@@ -76,10 +76,11 @@ mkdir -p "$OUT"
 CSV="$OUT/results.csv"
 BOUNCER_PORT=56432
 BOUNCER_PID=""
+BOUNCER126_ROOT=""
 cleanup() {
 	[ -n "$BOUNCER_PID" ] && kill "$BOUNCER_PID" 2>/dev/null || true
-	[ -f "$DIR/pgbouncer.pid" ] && kill "$(cat "$DIR/pgbouncer.pid")" 2>/dev/null || true
-	[ -z "$BOUNCER126_ROOT" ] || umount -l "$BOUNCER126_ROOT$DIR" 2>/dev/null || true
+	[ -f "${DIR:-}/pgbouncer.pid" ] && kill "$(cat "$DIR/pgbouncer.pid")" 2>/dev/null || true
+	[ -z "$BOUNCER126_ROOT" ] || umount -l "$BOUNCER126_ROOT${DIR:-/nonexistent}" 2>/dev/null || true
 	cluster_destroy
 }
 trap cleanup EXIT
@@ -156,7 +157,6 @@ reserve_huge_pages $(( max_step + 50 )) | tee -a "$OUT/capacity.txt"
 # PgBouncer 1.26 (Debian sid's), run from the sid chroot of scripts/pgenv.sh
 # with the cluster's socket directory mounted at the same path: the system's
 # 1.18 stays.  It pools protocol-level prepared statements.
-BOUNCER126_ROOT=""
 bouncer126_setup() {
 	[ -n "$BOUNCER126_ROOT" ] && return 0
 	BOUNCER126_ROOT=$(bash "$ROOT/scripts/pgenv.sh" 18) || return 1

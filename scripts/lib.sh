@@ -30,12 +30,13 @@ export PG_CONFIG=$PG_BINDIR/pg_config
 # Chroots with other PostgreSQL versions (scripts/pgenv.sh), kept between runs.
 PCC_CHROOTS=/var/cache/pg_concurrency_control
 
-# Mount what PostgreSQL needs inside a chroot (processes, shared memory).
+# Mount what PostgreSQL needs inside a chroot (processes, shared memory);
+# slaves, so that unmounting them never unmounts the host's own.
 chroot_mounts() {
 	local dir=$1
 	mountpoint -q "$dir/proc" || mount -t proc proc "$dir/proc"
-	mountpoint -q "$dir/dev" || mount --rbind /dev "$dir/dev"
-	mountpoint -q "$dir/sys" || mount --rbind /sys "$dir/sys"
+	mountpoint -q "$dir/dev" || { mount --rbind /dev "$dir/dev" && mount --make-rslave "$dir/dev"; }
+	mountpoint -q "$dir/sys" || { mount --rbind /sys "$dir/sys" && mount --make-rslave "$dir/sys"; }
 }
 
 chroot_umounts() {

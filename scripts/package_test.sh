@@ -22,6 +22,12 @@ check() {	# check "description" command...
 }
 
 ensure_packages dpkg-dev debhelper fakeroot postgresql-server-dev-all libkrb5-dev || exit 2
+# never replace, then remove, a package somebody installed on purpose
+if dpkg-query -W -f='${Status}' "postgresql-$PCC_PG-pg-concurrency-control" 2>/dev/null |
+	grep -q "ok installed"; then
+	echo "not ok 1 - package: postgresql-$PCC_PG-pg-concurrency-control is installed here already; remove it to run this test"
+	exit 1
+fi
 WORK=$(mktemp -d /tmp/pcc-package.XXXXXX)
 cleanup() {
 	[ -f "$WORK/data/postmaster.pid" ] &&

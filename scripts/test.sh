@@ -37,11 +37,15 @@ for v in $versions; do
 		mkdir "$dir/src"
 		(cd "$ROOT" && tar --exclude=.git --exclude=docs --exclude='*.o' --exclude='*.so' --exclude='*.bc' --exclude=pgbench_scripts/pccload -cf - .) | tar -xf - -C "$dir/src"
 		[ -z "$exporter" ] || cp "$exporter" "$dir/usr/local/bin/"
+		# an interrupted run must not leave the host's /dev mounted inside
+		trap 'chroot_umounts "$dir"' EXIT
+		trap 'exit 130' INT TERM
 		chroot_mounts "$dir"
 		chroot "$dir" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
 			PCC_PG="$v" PCC_EXPORTER="${exporter:+/usr/local/bin/${exporter##*/}}" \
 			bash /src/scripts/suite.sh "$@" 2>&1 | tee "$out"
 		chroot_umounts "$dir"
+		trap - EXIT
 	else
 		echo "0 passed, 1 failed" | tee "$out"
 	fi

@@ -100,6 +100,9 @@ SELECT pg_concurrency_control_reset();
 SELECT 1 AS a \; /*+bigsql*/ SELECT pcc_mine() AS held;
 SELECT * FROM pcc_admitted();
 SELECT pcc_mine();
+-- What looks like a hint in a literal of the statement before is none,
+-- whatever the comment in front of the next one.
+SELECT '/*+bigsql' AS a \; /*/ x */ SELECT pcc_mine() AS held;
 SELECT * FROM pg_concurrency_control_check();
 DROP TABLE pcc_child, pcc_parent, pcc_parted;
 DROP PROCEDURE pcc_insert;
