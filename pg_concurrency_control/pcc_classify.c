@@ -89,7 +89,7 @@ pcc_comment_is_bigsql_hint(const char *body, const char *end)
 /*
  * Where the text between the previous statement of a multi-statement
  * string and the one at location begins: right after the ';' that ends the
- * previous one.  PostgreSQL 18 starts a statement's location at its first
+ * previous one, or at the start of the text.  PostgreSQL 18 starts a statement's location at its first
  * token, after the comments in front of it (earlier versions right after
  * that ';'), so those comments lie before location.  The core scanner
  * finds the ';', so that nothing in a literal or comment of the previous
@@ -102,7 +102,7 @@ gap_start(const char *text, int location)
 	core_YYSTYPE yylval;
 	YYLTYPE		yylloc;
 	core_yyscan_t scanner;
-	int			start = location;
+	int			start = 0;		/* the first statement's comments */
 
 	scanner = scanner_init(text, &extra, &ScanKeywords, ScanKeywordTokens);
 	for (;;)
