@@ -103,6 +103,8 @@ SELECT pcc_mine();
 -- What looks like a hint in a literal of the statement before is none,
 -- whatever the comment in front of the next one.
 SELECT '/*+bigsql' AS a \; /*/ x */ SELECT pcc_mine() AS held;
+SELECT 'x /*+bigsql' AS a \; -- */
+SELECT pcc_mine() AS held;
 SELECT * FROM pg_concurrency_control_check();
 DROP TABLE pcc_child, pcc_parent, pcc_parted;
 DROP PROCEDURE pcc_insert;
