@@ -22,6 +22,8 @@
 #include "nodes/plannodes.h"
 #include "parser/scanner.h"
 
+#include "pcc_compat.h"
+
 #include "pcc_classify.h"
 
 /* Skip white space and comments from p; returns where a token starts. */
@@ -86,14 +88,17 @@ pcc_comment_is_bigsql_hint(const char *body, const char *end)
 	return false;
 }
 
+#ifdef PCC_LOCATION_SKIPS_COMMENTS
 /*
  * Where the text between the previous statement of a multi-statement
  * string and the one at location begins: right after the ';' that ends the
- * previous one, or at the start of the text.  PostgreSQL 18 starts a statement's location at its first
- * token, after the comments in front of it (earlier versions right after
- * that ';'), so those comments lie before location.  The core scanner
- * finds the ';', so that nothing in a literal or comment of the previous
- * statement can pass for a comment in front of this one.
+ * previous one, or at the start of the text.  PostgreSQL 18 starts a
+ * statement's location at its first token, after the comments in front of
+ * it, so those comments lie before location.  The core scanner finds the
+ * ';', so that nothing in a literal or comment of the previous statement
+ * can pass for a comment in front of this one.  It lexes the text before
+ * the statement; earlier versions need none of this (their location is
+ * right after the ';').
  */
 static int
 gap_start(const char *text, int location)
@@ -116,6 +121,7 @@ gap_start(const char *text, int location)
 	scanner_finish(scanner);
 	return start;
 }
+#endif
 
 /* Does the statement [text + location, +len) carry the bigsql hint? */
 bool
@@ -130,9 +136,11 @@ pcc_text_has_bigsql_hint(const char *text, int location, int len)
 	p = text + (location > 0 ? location : 0);
 	end = len > 0 ? p + len : p + strlen(p);
 
-	/* comments before the first token, also those before location */
+	/* comments before the first token, on 18 also those before location */
+#ifdef PCC_LOCATION_SKIPS_COMMENTS
 	if (location > 0)
 		skip_blanks(text + gap_start(text, location), p, &hinted);
+#endif
 	if (hinted)
 		return true;
 	p = skip_blanks(p, end, &hinted);

@@ -33,6 +33,14 @@
 #include "postmaster/postmaster.h"
 #endif
 
+/*
+ * PG18 starts a statement's location at its first token, after the
+ * comments in front of it; before, right after the previous ';'.
+ */
+#if PG_VERSION_NUM >= 180000
+#define PCC_LOCATION_SKIPS_COMMENTS 1
+#endif
+
 /* PG18 dropped ExecutorRun's execute_once. */
 #if PG_VERSION_NUM >= 180000
 #define PCC_EXECUTE_ONCE_PARAM
