@@ -287,7 +287,8 @@ typedef struct PccBackend
 	PccPriority held_priority[PCC_NUM_GATE_IDS];	/* class it was admitted in */
 	PccTime		turn_start[PCC_NUM_GATE_IDS];	/* when the turn of the held or
 												 * kept slot began; it ends
-												 * quantum later */
+												 * pcc_gate_turn_us()
+												 * later */
 	dlist_node	linger_node;	/* link in PccGate.lingering */
 	int			linger_gate;	/* gate whose slot it keeps, or PCC_NO_GATE */
 	PccTime		linger_since;	/* when its transaction ended, keeping it */
@@ -307,6 +308,9 @@ typedef struct PccShared
 	pg_atomic_uint32 queue_order;	/* PccQueueOrder */
 	pg_atomic_uint32 warm_max_wait_ms;	/* PCC_ORDER_WARM starvation bound */
 	pg_atomic_uint32 quantum_ms;	/* longest turn, 0 = one transaction */
+	pg_atomic_uint32 max_turn_wait_ms;	/* turns shrink with the queue so
+										 * that a waiter waits about this
+										 * long for all of them, 0 = off */
 	pg_atomic_uint32 turn_grace_us; /* a kept slot idle this long is given
 									 * back, 0 = only at the turn's end */
 	pg_atomic_uint32 priority_aging_ms; /* head start of one class over the

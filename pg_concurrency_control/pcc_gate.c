@@ -162,14 +162,30 @@ pcc_gate_unlinger_locked(PccGate *gate, PccBackend *be)
 }
 
 /*
- * When the turn that began at turn_start ends: the quantum in force now
- * counts, so that a shorter quantum (or 0) ends turns already under way.
+ * How long a turn at gate lasts now, in microseconds: the quantum, cut to
+ * max_turn_wait * limit / waiting so that a session queued behind the
+ * others' turns waits about max_turn_wait for all of them, however many
+ * are queued.  Computed afresh at every check, so that a growing queue or
+ * a shorter quantum (or 0) ends turns already under way.
  */
-static PccTime
-pcc_turn_end(PccTime turn_start)
+int64
+pcc_gate_turn_us(PccGate *gate)
 {
-	return pcc_time_plus_ms(turn_start,
-							pg_atomic_read_u32(&pcc_shared->quantum_ms));
+	int64		turn_us = (int64) pg_atomic_read_u32(&pcc_shared->quantum_ms) * 1000;
+	int64		budget_us = (int64) pg_atomic_read_u32(&pcc_shared->max_turn_wait_ms) * 1000;
+	uint32		waiting = pcc_state_waiting(pg_atomic_read_u64(&gate->state));
+
+	if (budget_us > 0 && waiting > 0)
+		turn_us = Min(turn_us,
+					  budget_us * Max(pg_atomic_read_u32(&gate->limit), 1) / waiting);
+	return turn_us;
+}
+
+/* When the turn that began at turn_start at gate ends. */
+static PccTime
+pcc_turn_end(PccGate *gate, PccTime turn_start)
+{
+	return turn_start + pcc_gate_turn_us(gate);
 }
 
 /*
@@ -191,7 +207,7 @@ pcc_gate_reclaim_locked(PccGate *gate, PccTime now)
 		PccBackend *be = dlist_container(PccBackend, linger_node, iter.cur);
 		uint64		state = pg_atomic_read_u64(&gate->state);
 
-		if (pcc_turn_end(be->turn_start[be->linger_gate]) > now &&
+		if (pcc_turn_end(gate, be->turn_start[be->linger_gate]) > now &&
 			(grace_us == 0 || now - be->linger_since < grace_us) &&
 			pcc_state_running(state) <= limit &&
 			pcc_state_waiting(state) > 0)
@@ -693,7 +709,7 @@ pcc_gate_linger(PccGateId id)
 	pcc_gate_forget_hold(me, id);
 	/* nobody waits (the common case): no clock read */
 	if (pcc_state_waiting(pg_atomic_read_u64(&gate->state)) == 0 ||
-		(now = pcc_now()) >= pcc_turn_end(me->turn_start[id]))
+		(now = pcc_now()) >= pcc_turn_end(gate, me->turn_start[id]))
 	{
 		pcc_gate_give_back(gate);
 		return;
@@ -748,7 +764,7 @@ pcc_gate_resume(PccGateId id)
 		return false;
 	}
 	pcc_gate_unlinger_locked(gate, me);
-	resume = kept == (int) id && now < pcc_turn_end(me->turn_start[kept]) &&
+	resume = kept == (int) id && now < pcc_turn_end(gate, me->turn_start[kept]) &&
 		pcc_state_running(pg_atomic_read_u64(&gate->state)) <=
 		pg_atomic_read_u32(&gate->limit);
 	if (resume)

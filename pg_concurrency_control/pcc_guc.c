@@ -42,6 +42,7 @@ static int		pcc_max_waiters = 0;
 static int		pcc_queue_order = PCC_ORDER_FIFO;
 static int		pcc_warm_max_wait = 1;
 static int		pcc_quantum = 0;
+static int		pcc_max_turn_wait = 0;
 static double pcc_turn_grace = 0;
 int			pcc_priority = PCC_PRIORITY_NORMAL;
 static int		pcc_priority_aging = 10 * 1000;
@@ -136,6 +137,7 @@ pcc_publish_settings(void)
 	pg_atomic_write_u32(&pcc_shared->queue_order, (uint32) pcc_queue_order);
 	pg_atomic_write_u32(&pcc_shared->warm_max_wait_ms, (uint32) pcc_warm_max_wait);
 	pg_atomic_write_u32(&pcc_shared->quantum_ms, (uint32) pcc_quantum);
+	pg_atomic_write_u32(&pcc_shared->max_turn_wait_ms, (uint32) pcc_max_turn_wait);
 	pg_atomic_write_u32(&pcc_shared->turn_grace_us,
 						(uint32) rint(pcc_turn_grace * 1000.0));
 	pg_atomic_write_u32(&pcc_shared->priority_aging_ms, (uint32) pcc_priority_aging);
@@ -224,6 +226,11 @@ pcc_define_gucs(void)
 							"Longest turn: while others wait, a session keeps its slot for the next transaction until this long after it was admitted.",
 							"0 gives the slot back after every transaction.",
 							&pcc_quantum, 0, 0, 60 * 1000,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_concurrency_control.max_turn_wait",
+							"How long the turns of others may keep a queued session waiting: turns shrink as the queue grows.",
+							"With W sessions queued for a limit of L, a turn lasts at most max_turn_wait * L / W (and never longer than quantum). 0 leaves turns at quantum.",
+							&pcc_max_turn_wait, 0, 0, 60 * 1000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomRealVariable("pg_concurrency_control.turn_grace",
 							 "A kept slot whose session sends nothing for this long is given back before its turn ends.",

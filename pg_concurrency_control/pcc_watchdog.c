@@ -46,7 +46,7 @@
 /*
  * How often to look: a quarter of deadlock_timeout, within [10ms, 250ms];
  * with adaptive limits, at least every PCC_AUTO_INTERVAL_MS; while slots
- * are kept between transactions, a quarter of the quantum (at least 10ms),
+ * are kept between transactions, a quarter of a turn (at least 10ms),
  * so that one nobody resumes is freed soon after its turn ends, or the
  * turn_grace (at least 1ms): under load every release frees idle kept
  * slots sooner, this pass is for a gate where nothing else moves.  With a
@@ -56,7 +56,6 @@ static long
 pcc_watchdog_interval(void)
 {
 	long		interval = Max(10, Min(DeadlockTimeout / 4, 250));
-	long		quantum_ms = pg_atomic_read_u32(&pcc_shared->quantum_ms);
 	long		grace_us = pg_atomic_read_u32(&pcc_shared->turn_grace_us);
 
 	for (int id = 0; id < PCC_NUM_GATES; id++)
@@ -65,7 +64,7 @@ pcc_watchdog_interval(void)
 	for (int id = 0; id < PCC_NUM_GATES; id++)
 		if (pcc_gate(id)->nlingering > 0)
 		{
-			long		turn_ms = Max(10, quantum_ms / 4);
+			long		turn_ms = Max(10, pcc_gate_turn_us(pcc_gate(id)) / 4000);
 
 			if (grace_us > 0)
 				turn_ms = Min(turn_ms, Max(1, grace_us / 1000));

@@ -53,6 +53,10 @@ SHOW pg_concurrency_control.quantum;
 ALTER SYSTEM SET pg_concurrency_control.turn_grace = '2s';
 ALTER SYSTEM SET pg_concurrency_control.turn_grace = '200us';
 ALTER SYSTEM RESET pg_concurrency_control.turn_grace;
+-- max_turn_wait: milliseconds up to a minute.
+ALTER SYSTEM SET pg_concurrency_control.max_turn_wait = '2min';
+ALTER SYSTEM SET pg_concurrency_control.max_turn_wait = '500ms';
+ALTER SYSTEM RESET pg_concurrency_control.max_turn_wait;
 RESET ALL;
 -- Ordinary users cannot set the superuser parameters.
 CREATE ROLE pcc_user;
