@@ -8,11 +8,13 @@
 #   pgbench_scripts/run.sh                    64..16384 (capped by the machine), 60 s steps
 #   options: --from N --to N --step-factor N (2) --duration S --scale N --limit N
 #            --queue-order fifo|warm --warm-max-wait MS
-#            --quantum MS (100, the README's advice for back-to-back load; 0 = hand off each transaction)
+#            --quantum MS (target "module": by default the module's own defaults; a
+#             number sets quantum MS with turn_grace and max_turn_wait off)
 #            --workload tpcb|simple-update|select-only|partition-mix
 #            --protocols "prepared simple" --targets "native module module-q0 pgbouncer"
-#            (module-qN: the module with quantum N ms, side by side with --quantum;
-#             module-qN-gG: and turn_grace G us; pgbouncer: Debian bookworm's 1.18,
+#            (module-qN: the module with quantum N ms, side by side with "module";
+#             module-qN-gG: and turn_grace G us; module-qN-gG-wW, module-qN-wW: and
+#             max_turn_wait W ms; pgbouncer: Debian bookworm's 1.18,
 #             simple protocol only; pgbouncer126: sid's 1.26 from a chroot, both
 #             protocols, prepared statements pooled)
 #            --think MS (each client pauses MS between transactions)
@@ -22,7 +24,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 HERE="$ROOT/pgbench_scripts"
 . "$ROOT/scripts/lib.sh"
 
-FROM=64 TO=16384 FACTOR=2 DURATION=60 SCALE=50 LIMIT=$(( $(nproc) * 8 )) ORDER=fifo WARM_WAIT=1 QUANTUM=100
+FROM=64 TO=16384 FACTOR=2 DURATION=60 SCALE=50 LIMIT=$(( $(nproc) * 8 )) ORDER=fifo WARM_WAIT=1 QUANTUM=default
 WORKLOAD=tpcb PROTOCOLS="prepared simple" TARGETS="native module module-q0 pgbouncer" UNLOGGED=0 THINK=""
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -46,26 +48,32 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-# The quantum (ms) of a module target: --quantum for "module", N for
-# "module-qN" and "module-qN-gG".
-target_quantum() {
-	if [ "$1" = module ]; then
-		echo "$QUANTUM"
-	elif [[ $1 =~ ^module-q([0-9]+)(-g[0-9]+)?$ ]]; then
-		echo "${BASH_REMATCH[1]}"
+# The turn settings of a module target as ALTER SYSTEM commands: the
+# module's defaults (or --quantum) for "module", else quantum N ms,
+# turn_grace G us and max_turn_wait W ms from "module-qN[-gG][-wW]".
+target_turns() {
+	local q g=0 w=0
+	if [ "$1" = module ] && [ "$QUANTUM" = default ]; then
+		for p in quantum turn_grace max_turn_wait; do
+			echo "ALTER SYSTEM RESET pg_concurrency_control.$p;"
+		done
+		return
+	elif [ "$1" = module ]; then
+		q=$QUANTUM
+	elif [[ $1 =~ ^module-q([0-9]+)(-g([0-9]+))?(-w([0-9]+))?$ ]]; then
+		q=${BASH_REMATCH[1]} g=${BASH_REMATCH[3]:-0} w=${BASH_REMATCH[5]:-0}
 	else
 		echo "unknown target $1" >&2
 		exit 2
 	fi
-}
-# Its turn_grace (us): G for "module-qN-gG", else 0.
-target_grace() {
-	if [[ $1 =~ ^module-q[0-9]+-g([0-9]+)$ ]]; then echo "${BASH_REMATCH[1]}"; else echo 0; fi
+	echo "ALTER SYSTEM SET pg_concurrency_control.quantum = $q;"
+	echo "ALTER SYSTEM SET pg_concurrency_control.turn_grace = '${g}us';"
+	echo "ALTER SYSTEM SET pg_concurrency_control.max_turn_wait = $w;"
 }
 for target in $TARGETS; do
 	case $target in
 	native|pgbouncer|pgbouncer126) ;;
-	*) target_quantum "$target" >/dev/null ;;
+	*) target_turns "$target" >/dev/null ;;
 	esac
 done
 prepare_as_root pgbouncer gnuplot-nox
@@ -104,7 +112,7 @@ full_page_writes = off
 synchronous_commit = $([ $UNLOGGED = 1 ] && echo off || echo on)
 max_wal_size = 16GB
 checkpoint_timeout = 30min
-$(gate_limits_conf "$LIMIT" "$ORDER" "$QUANTUM")
+$(gate_limits_conf "$LIMIT" "$ORDER")
 pg_concurrency_control.warm_max_wait = $WARM_WAIT
 EOC
 }
@@ -214,9 +222,8 @@ run_step() {	# target protocol clients
 	case $target in
 	module*)
 		cluster_start module
-		$PSQL -c "ALTER SYSTEM SET pg_concurrency_control.quantum = $(target_quantum "$target")" \
-			-c "ALTER SYSTEM SET pg_concurrency_control.turn_grace = '$(target_grace "$target")us'" \
-			-c 'SELECT pg_reload_conf()' >/dev/null ;;
+		target_turns "$target" | $PSQL -v ON_ERROR_STOP=1 >/dev/null
+		$PSQL -c 'SELECT pg_reload_conf()' >/dev/null ;;
 	*) cluster_start native ;;
 	esac
 	check_huge_pages | tee -a "$OUT/capacity.txt" >&2
@@ -250,9 +257,9 @@ done
 	[ -z "$BOUNCER126_ROOT" ] ||
 		echo "PgBouncer (sid): $(chroot "$BOUNCER126_ROOT" pgbouncer --version 2>&1 | head -1)"
 	echo "workload $WORKLOAD, scale $SCALE, steady ${DURATION}s per step, unlogged=$UNLOGGED, think ${THINK:-0} ms"
-	echo "module limits $LIMIT (all four gates), queue_order $ORDER, warm_max_wait ${WARM_WAIT}ms, quantum ${QUANTUM}ms (module-qN: quantum N ms)"
+	echo "module limits $LIMIT (all four gates), queue_order $ORDER, warm_max_wait ${WARM_WAIT}ms, turns of \"module\": $([ "$QUANTUM" = default ] && echo "the module's defaults" || echo "quantum ${QUANTUM}ms") (module-qN-gG-wW: quantum N ms, turn_grace G us, max_turn_wait W ms)"
 	echo "PgBouncer: transaction pooling, pool size $LIMIT"
-	echo "server settings (module-qN runs with quantum N):"
+	echo "server settings (module targets add their turn settings with ALTER SYSTEM):"
 	server_conf $(( max_step + 50 )) | sed 's/^/    /'
 } >"$OUT/config.txt"
 python3 "$HERE/report.py" "$OUT"
