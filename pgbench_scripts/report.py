@@ -13,11 +13,11 @@ import sys
 
 
 def target_order(t):
-    """native, module, module-qN[-gG] by N and G, pgbouncer, pgbouncer126."""
-    m = re.match(r"module-q(\d+)(?:-g(\d+))?$", t)
+    """native, module, module-qN[-gG][-wW] by N, G and W, pgbouncer, pgbouncer126."""
+    m = re.match(r"module-q(\d+)(?:-g(\d+))?(?:-w(\d+))?$", t)
     if m:
-        return (2, int(m.group(1)), int(m.group(2) or 0))
-    return ({"native": 0, "module": 1, "pgbouncer": 3, "pgbouncer126": 4}.get(t, 5), 0, 0)
+        return (2, int(m.group(1)), int(m.group(2) or 0), int(m.group(3) or 0))
+    return ({"native": 0, "module": 1, "pgbouncer": 3, "pgbouncer126": 4}.get(t, 5), 0, 0, 0)
 
 
 # (title, CSV column, format, what a reader should know)
@@ -99,6 +99,37 @@ def plot(run, data, targets, proto, steps, column, ylabel, name):
         return None
 
 
+def frontier(run, data, targets, proto, steps):
+    """TPS against transaction p99, one point per target, one series per
+    connection count: the better settings lie up and to the left."""
+    dat = os.path.join(run, "frontier-{}.dat".format(proto))
+    series = []
+    with open(dat, "w") as f:
+        for c in steps:
+            rows = [data[(proto, c, t)] for t in targets if (proto, c, t) in data]
+            if not rows:
+                continue
+            for r in rows:
+                f.write("{} {} {}\n".format(r["txn_p99_ms"], r["tps_steady"], r["label"]))
+            f.write("\n\n")
+            i = len(series)
+            series.append("'{0}' index {1} using 1:2 with points pt 7 ps 1 lc {2} title '{3} connections', "
+                          "'{0}' index {1} using 1:2:3 with labels offset char 0.8,0.6 left "
+                          "font ',9' textcolor lt {2} notitle".format(dat, i, i + 1, c))
+    if not series:
+        return None
+    svg = "frontier-{}.svg".format(proto)
+    script = ("set terminal svg size 860,520 dynamic; set output '{}';"
+              "set logscale x; set xlabel 'transaction p99 (ms), log scale'; set ylabel 'TPS (steady)';"
+              "set key bottom right; set grid; set offsets graph 0.05, graph 0.35, graph 0.08, graph 0.05;"
+              "plot {}").format(os.path.join(run, svg), ", ".join(series))
+    try:
+        subprocess.run(["gnuplot", "-e", script], check=True)
+        return svg
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
 def statements(run, targets, proto, step):
     out = []
     for t in targets:
@@ -139,6 +170,12 @@ def main(run):
                        "{}-{}".format(name, proto))
             if svg:
                 md += ["![{} {}]({})".format(ylabel, proto, svg), ""]
+        svg = frontier(run, data, targets, proto, steps)
+        if svg:
+            md += ["### Frontier: TPS against transaction p99", "",
+                   "Up and to the left is better; a setting is worth having"
+                   " only if no other point is both higher and further left.", "",
+                   "![frontier {}]({})".format(proto, svg), ""]
         md += ["### Per-statement latency at the largest step"]
         md += statements(run, targets, proto, steps[-1]) + [""]
         best_native = max((float(r["tps_steady"]) for r in rows
