@@ -41,9 +41,9 @@ int			pcc_bigsql_timeout_action = PCC_ACTION_ERROR;
 static int		pcc_max_waiters = 0;
 static int		pcc_queue_order = PCC_ORDER_FIFO;
 static int		pcc_warm_max_wait = 1;
-static int		pcc_quantum = 0;
-static int		pcc_max_turn_wait = 0;
-static double pcc_turn_grace = 0;
+static int		pcc_quantum = 100;
+static int		pcc_max_turn_wait = 500;
+static double pcc_turn_grace = 0.2;
 int			pcc_priority = PCC_PRIORITY_NORMAL;
 static int		pcc_priority_aging = 10 * 1000;
 static int		pcc_auto_min = 2;
@@ -225,17 +225,17 @@ pcc_define_gucs(void)
 	DefineCustomIntVariable("pg_concurrency_control.quantum",
 							"Longest turn: while others wait, a session keeps its slot for the next transaction until this long after it was admitted.",
 							"0 gives the slot back after every transaction.",
-							&pcc_quantum, 0, 0, 60 * 1000,
+							&pcc_quantum, 100, 0, 60 * 1000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_concurrency_control.max_turn_wait",
 							"How long the turns of others may keep a queued session waiting: turns shrink as the queue grows.",
 							"With W sessions queued for a limit of L, a turn lasts at most max_turn_wait * L / W (and never longer than quantum). 0 leaves turns at quantum.",
-							&pcc_max_turn_wait, 0, 0, 60 * 1000,
+							&pcc_max_turn_wait, 500, 0, 60 * 1000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomRealVariable("pg_concurrency_control.turn_grace",
 							 "A kept slot whose session sends nothing for this long is given back before its turn ends.",
 							 "0 keeps it for the whole turn. Microseconds are accepted, as '200us'.",
-							 &pcc_turn_grace, 0, 0, 1000,
+							 &pcc_turn_grace, 0.2, 0, 1000,
 							 PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomEnumVariable("pg_concurrency_control.priority",
 							 "Queue priority of this session's statements: high, normal or low.",

@@ -14,6 +14,10 @@ use Time::HiRes qw(time usleep);
 my $node = pcc_node('quantum',
 	"pg_concurrency_control.transaction_concurrency = 1",
 	"pg_concurrency_control.quantum = 0",
+	# each rule alone: turn_grace and max_turn_wait (on by default) are
+	# turned on by their own sections below
+	"pg_concurrency_control.turn_grace = 0",
+	"pg_concurrency_control.max_turn_wait = 0",
 	"deadlock_timeout = '10min'");
 create_log($node);
 

@@ -25,6 +25,9 @@ like(slurp_file($nw->logfile),
 my $node = pcc_node('watchdog',
 	"pg_concurrency_control.query_concurrency = 1",
 	"pg_concurrency_control.transaction_concurrency = 1",
+	# turns that only the quantum ends (the defaults end them sooner)
+	"pg_concurrency_control.turn_grace = 0",
+	"pg_concurrency_control.max_turn_wait = 0",
 	"deadlock_timeout = '10min'");
 
 # The worker's pid: the postmaster's child of that name (a worker without

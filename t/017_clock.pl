@@ -16,6 +16,9 @@ plan skip_all => "libfaketime is not installed ($lib)" unless -e $lib;
 my $node = pcc_node('clock',
 	"pg_concurrency_control.transaction_concurrency = 1",
 	"pg_concurrency_control.quantum = '500ms'",
+	# turns that only the quantum ends (the defaults end them sooner)
+	"pg_concurrency_control.turn_grace = 0",
+	"pg_concurrency_control.max_turn_wait = 0",
 	"deadlock_timeout = '10min'");
 
 # Restart the server under libfaketime: its wall clock follows the offset
