@@ -174,10 +174,14 @@ pcc_gate_turn_us(PccGate *gate)
 	int64		turn_us = (int64) pg_atomic_read_u32(&pcc_shared->quantum_ms) * 1000;
 	int64		budget_us = (int64) pg_atomic_read_u32(&pcc_shared->max_turn_wait_ms) * 1000;
 	uint32		waiting = pcc_state_waiting(pg_atomic_read_u64(&gate->state));
+	uint32		limit = pg_atomic_read_u32(&gate->limit);
 
 	if (budget_us > 0 && waiting > 0)
-		turn_us = Min(turn_us,
-					  budget_us * Max(pg_atomic_read_u32(&gate->limit), 1) / waiting);
+	{
+		int64		cut_us = budget_us * Max(limit, 1) / waiting;
+
+		turn_us = Min(turn_us, cut_us);
+	}
 	return turn_us;
 }
 
@@ -690,8 +694,8 @@ pcc_gate_abandon_wait(void)
 
 /*
  * At the end of a transaction that holds the slot of gate id: keep the slot
- * for this session's next transaction while others wait and its turn, the
- * quantum since it was admitted, is not over.  A warm backend then runs
+ * for this session's next transaction while others wait and its turn (see
+ * pcc_gate_turn_us) is not over.  A warm backend then runs
  * the transactions of its turn back to back instead of handing the slot to
  * a cold one after each, which on a small machine with many sessions costs
  * more than the work.  A kept slot nobody resumes is freed when the turn

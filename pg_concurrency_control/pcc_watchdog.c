@@ -44,37 +44,60 @@
 #include "pcc_watchdog.h"
 
 /*
- * How often to look: a quarter of deadlock_timeout, within [10ms, 250ms];
- * with adaptive limits, at least every PCC_AUTO_INTERVAL_MS; while slots
- * are kept between transactions, a quarter of a turn (at least 10ms),
- * so that one nobody resumes is freed soon after its turn ends, or the
- * turn_grace (at least 1ms): under load every release frees idle kept
- * slots sooner, this pass is for a gate where nothing else moves.  With a
- * quantum of 0 the next pass frees them all.
+ * The shortest sleep while slots are kept: a wake-up per millisecond (the
+ * default turn_grace is 0.2 ms) would cost more than a kept slot idle a
+ * few milliseconds past its grace on a gate where nothing else moves.
+ */
+#define PCC_KEPT_POLL_MIN_MS	5
+
+/*
+ * How often to make a full pass: a quarter of deadlock_timeout, within
+ * [10ms, 250ms]; with adaptive limits, at least every PCC_AUTO_INTERVAL_MS.
  */
 static long
-pcc_watchdog_interval(void)
+pcc_watchdog_scan_interval(void)
 {
 	long		interval = Max(10, Min(DeadlockTimeout / 4, 250));
-	long		grace_us = pg_atomic_read_u32(&pcc_shared->turn_grace_us);
 
 	for (int id = 0; id < PCC_NUM_GATES; id++)
 		if (pg_atomic_read_u32(&pcc_gate(id)->auto_on))
 			interval = Min(interval, PCC_AUTO_INTERVAL_MS);
-	for (int id = 0; id < PCC_NUM_GATES; id++)
-		if (pcc_gate(id)->nlingering > 0)
-		{
-			long		turn_ms = Max(10, pcc_gate_turn_us(pcc_gate(id)) / 4000);
-
-			if (grace_us > 0)
-				turn_ms = Min(turn_ms, Max(1, grace_us / 1000));
-			return Min(interval, turn_ms);
-		}
 	return interval;
 }
 
 /*
- * One pass over the gates.  Lock waits are timed on the wall clock, as
+ * How soon to look at kept slots again, in ms, or -1 if no gate has any:
+ * a quarter of the shortest turn of a gate that keeps slots (at least
+ * 10ms), so that one nobody resumes is freed soon after its turn ends, or
+ * the turn_grace (at least PCC_KEPT_POLL_MIN_MS).  Under load every
+ * release frees idle kept slots sooner; this is for a gate where nothing
+ * else moves.  Only gates (not groups) keep slots.
+ */
+static long
+pcc_watchdog_kept_interval(void)
+{
+	long		grace_ms = pg_atomic_read_u32(&pcc_shared->turn_grace_us) / 1000;
+	long		interval = -1;
+
+	for (int id = 0; id < PCC_NUM_GATES; id++)
+	{
+		PccGate    *gate = pcc_gate(id);
+		long		turn_ms;
+
+		if (gate->nlingering == 0)
+			continue;
+		turn_ms = Max(10, pcc_gate_turn_us(gate) / 4000);
+		if (interval < 0 || turn_ms < interval)
+			interval = turn_ms;
+	}
+	if (interval >= 0 && pg_atomic_read_u32(&pcc_shared->turn_grace_us) > 0)
+		interval = Min(interval, Max(PCC_KEPT_POLL_MIN_MS, grace_ms));
+	return interval;
+}
+
+/*
+ * The full pass over the gates: adaptive limits, holders stuck on
+ * heavyweight locks, grants.  Lock waits are timed on the wall clock, as
  * PostgreSQL records their start (PGPROC.waitStart).
  */
 static void
@@ -100,6 +123,24 @@ pcc_watchdog_scan(void)
 	}
 }
 
+/* Between full passes: free the kept slots that are due, and grant them. */
+static void
+pcc_watchdog_free_kept(void)
+{
+	for (int id = 0; id < PCC_NUM_GATES; id++)
+		if (pcc_gate(id)->nlingering > 0)
+			pcc_gate_grant_waiters(pcc_gate(id));
+}
+
+/* ms from now until t, rounded up, at least 0. */
+static long
+pcc_ms_until(PccTime t)
+{
+	PccTime		now = pcc_now();
+
+	return t > now ? (long) ((t - now + 999) / 1000) : 0;
+}
+
 /* on_shmem_exit: nobody should set a latch that is no longer ours. */
 static void
 pcc_watchdog_exit(int code, Datum arg)
@@ -115,6 +156,7 @@ void
 pcc_watchdog_main(Datum main_arg)
 {
 	uint32		wait_event;
+	PccTime		next_scan = 0;	/* when the next full pass is due */
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -127,15 +169,29 @@ pcc_watchdog_main(Datum main_arg)
 	pcc_publish_settings();
 	while (!ShutdownRequestPending)
 	{
+		long		sleep_ms;
+		long		kept_ms;
+
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 			pcc_publish_settings();
+			next_scan = 0;
 		}
-		pcc_watchdog_scan();
+		if (pcc_now() >= next_scan)
+		{
+			pcc_watchdog_scan();
+			next_scan = pcc_time_plus_ms(pcc_now(), pcc_watchdog_scan_interval());
+		}
+		else
+			pcc_watchdog_free_kept();
+		sleep_ms = pcc_ms_until(next_scan);
+		kept_ms = pcc_watchdog_kept_interval();
+		if (kept_ms >= 0)
+			sleep_ms = Min(sleep_ms, kept_ms);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 pcc_watchdog_interval(), wait_event);
+						 sleep_ms, wait_event);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
