@@ -11,7 +11,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/scripts/lib.sh"
 
-CLIENTS="64 1024" DURATION=20 SCALE=10 LIMIT=64 ORDER=fifo QUANTUM=0 PROTOCOL=prepared
+CLIENTS="64 1024" DURATION=20 SCALE=10 LIMIT=64 ORDER=fifo QUANTUM= PROTOCOL=prepared
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) CLIENTS="64 1024" DURATION=20 ;;

@@ -70,6 +70,7 @@ target_turns() {
 	echo "ALTER SYSTEM SET pg_concurrency_control.turn_grace = '${g}us';"
 	echo "ALTER SYSTEM SET pg_concurrency_control.max_turn_wait = $w;"
 }
+[[ $QUANTUM =~ ^([0-9]+|default)$ ]] || { echo "--quantum takes a number of ms" >&2; exit 2; }
 for target in $TARGETS; do
 	case $target in
 	native|pgbouncer|pgbouncer126) ;;

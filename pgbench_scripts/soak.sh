@@ -7,7 +7,8 @@
 #
 #   pgbench_scripts/soak.sh                      2000 connections, 10 minutes
 #   pgbench_scripts/soak.sh --clients 500 --minutes 2
-#   pgbench_scripts/soak.sh --quantum 100      turns on; reloads vary it in 0..2x
+#   pgbench_scripts/soak.sh --quantum 0        turns off (default 100, the module's;
+#                                                   reloads vary the turn settings around it)
 #   pgbench_scripts/soak.sh --mixed            workload groups, priorities, and
 #                                                   reloads that set auto limits (-1) and
 #                                                   add, resize and remove groups
@@ -15,7 +16,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/scripts/lib.sh"
 
-CLIENTS=2000 MINUTES=10 QUANTUM=0 MIXED=0
+CLIENTS=2000 MINUTES=10 QUANTUM=100 MIXED=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--clients) CLIENTS=$2; shift ;;
@@ -106,7 +107,9 @@ while running; do
 			$MON -c "ALTER SYSTEM SET pg_concurrency_control.groups = '${groups[RANDOM % 4]}'"
 		fi
 		if [ "$QUANTUM" -gt 0 ]; then
-			$MON -c "ALTER SYSTEM SET pg_concurrency_control.quantum = $((RANDOM % (2 * QUANTUM)))"
+			$MON -c "ALTER SYSTEM SET pg_concurrency_control.quantum = $((RANDOM % (2 * QUANTUM)))" \
+				-c "ALTER SYSTEM SET pg_concurrency_control.turn_grace = '$((RANDOM % 400))us'" \
+				-c "ALTER SYSTEM SET pg_concurrency_control.max_turn_wait = $((RANDOM % 1000))"
 		fi
 		$MON -c 'SELECT pg_reload_conf()' >/dev/null
 		reloads=$((reloads + 1))
