@@ -26,6 +26,7 @@
 # machine's speed nor the setting before it (an auto phase starts from the
 # last limit) favours one; the report gives the spread of auto / best
 # static over the rounds.
+# --quantum MS sets every phase's quantum (default: the module's turn defaults).
 # Writes results/auto-<timestamp>/report.md, phases.csv, limits.csv and
 # limits-<workload>-<conns>.svg.
 #
@@ -39,7 +40,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
 ARGS="$*"
 CONNS="64 1024" WORKLOADS="tpcb select-only simple-update" LIMITS="4 8 16 32"
-PHASE=12 SCALE=10 SHIFT=0 BURST=0 GROW=0 GROW_SCALE=150 ABBA=0 ROUNDS=1
+PHASE=12 SCALE=10 SHIFT=0 BURST=0 GROW=0 GROW_SCALE=150 ABBA=0 ROUNDS=1 QUANTUM=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) PHASE=10 SHIFT=1 BURST=1 ;;
@@ -53,6 +54,7 @@ while [ $# -gt 0 ]; do
 	--grow) GROW=1 ;;
 	--abba) ABBA=1 ;;
 	--rounds) ROUNDS=$2; shift ;;
+	--quantum) QUANTUM=$2; shift ;;
 	--grow-scale) GROW_SCALE=$2; shift ;;
 	-h|--help) sed -n '2,35p' "$0"; exit 0 ;;
 	*) echo "unknown option $1" >&2; exit 2 ;;
@@ -88,7 +90,7 @@ EOC
 # write_limits LIMIT [BIGQUERY]: every gate's limit, the bigquery gate's apart
 write_limits() {
 	{
-		gate_limits_conf "$1" fifo
+		gate_limits_conf "$1" fifo "$QUANTUM"
 		[ -z "${2:-}" ] || echo "pg_concurrency_control.bigquery_concurrency = $2"
 	} >"$DIR/data/limits.conf"
 	chown postgres "$DIR/data/limits.conf"
