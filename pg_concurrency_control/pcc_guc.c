@@ -234,7 +234,7 @@ pcc_define_gucs(void)
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomRealVariable("pg_concurrency_control.turn_grace",
 							 "A kept slot whose session sends nothing for this long is given back before its turn ends.",
-							 "0 keeps it for the whole turn. Microseconds are accepted, as '200us'.",
+							 "0 keeps it for the whole turn. Microseconds are accepted, as '200us'. On a gate where nothing else moves, the slot goes back up to 5 ms after the grace.",
 							 &pcc_turn_grace, 0.2, 0, 1000,
 							 PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomEnumVariable("pg_concurrency_control.priority",

@@ -68,10 +68,11 @@ pcc_watchdog_scan_interval(void)
 /*
  * How soon to look at kept slots again, in ms, or -1 if no gate has any:
  * a quarter of the shortest turn of a gate that keeps slots (at least
- * 10ms), so that one nobody resumes is freed soon after its turn ends, or
- * the turn_grace (at least PCC_KEPT_POLL_MIN_MS).  Under load every
- * release frees idle kept slots sooner; this is for a gate where nothing
- * else moves.  Only gates (not groups) keep slots.
+ * 10ms), so that one nobody resumes is freed soon after its turn ends;
+ * when turn_grace is set, no longer than the grace, but not below
+ * PCC_KEPT_POLL_MIN_MS.  Under load every release frees idle kept slots
+ * sooner; this is for a gate where nothing else moves.  Only gates (not
+ * groups) keep slots.
  */
 static long
 pcc_watchdog_kept_interval(void)
@@ -82,11 +83,13 @@ pcc_watchdog_kept_interval(void)
 	for (int id = 0; id < PCC_NUM_GATES; id++)
 	{
 		PccGate    *gate = pcc_gate(id);
+		int64		quarter_ms;
 		long		turn_ms;
 
 		if (gate->nlingering == 0)
 			continue;
-		turn_ms = Max(10, pcc_gate_turn_us(gate) / 4000);
+		quarter_ms = pcc_gate_turn_us(gate) / 4000;
+		turn_ms = (long) Max(10, quarter_ms);
 		if (interval < 0 || turn_ms < interval)
 			interval = turn_ms;
 	}
