@@ -25,12 +25,8 @@ $primary->wait_for_catchup($standby);
 is($standby->safe_psql('pccmon', 'SELECT pg_is_in_recovery()'), 't', 'the standby is in recovery');
 
 # --- reads are gated on the standby
-my $a = session($standby);
-my $b = session($standby);
-send_sql($a, 'SELECT pg_sleep(1.5);');
-ok(wait_gate($standby, 'query', 'running', 1), 'a read holds the standby\'s query slot');
-send_sql($b, 'SELECT v FROM t;');
-ok(wait_gate($standby, 'query', 'waiting', 1), 'a second read waits for it');
+my ($a, $b) = read_behind_read($standby, 'SELECT pg_sleep(1.5);', 'SELECT v FROM t;',
+	'standby: ');
 my $out = finish($b);
 like($out, qr/^0$/m, 'and runs once the first is done');
 finish($a);

@@ -25,12 +25,8 @@ for my $order ('pg_stat_statements, auto_explain, pg_concurrency_control',
 	$node->safe_psql('postgres', 'CREATE EXTENSION pg_stat_statements');
 	$node->safe_psql('pccmon', 'SELECT pg_concurrency_control_reset()');
 
-	my $a = session($node);
-	my $b = session($node);
-	send_sql($a, 'SELECT pg_sleep(1) AS held;');
-	ok(wait_gate($node, 'query', 'running', 1), "$name: a read holds the slot");
-	send_sql($b, 'SELECT 42 AS waited;');
-	ok(wait_gate($node, 'query', 'waiting', 1), "$name: another waits for it");
+	my ($a, $b) = read_behind_read($node, 'SELECT pg_sleep(1) AS held;',
+		'SELECT 42 AS waited;', "$name: ");
 	finish($a);
 	my $out = finish($b);
 	like($out, qr/^42$/m, "$name: the waiting statement ran");

@@ -10,7 +10,7 @@ use Test::More;
 use Time::HiRes qw(usleep);
 
 our @EXPORT = qw(pcc_node pcc_reload wait_applied session send_sql finish gate_value
-  wait_gate wait_until no_problems backend_pid create_log log_order);
+  wait_gate wait_until no_problems backend_pid create_log log_order read_behind_read);
 
 # A started node with the module preloaded and the extension created.
 # Extra settings come as a list of lines for postgresql.conf, after an
@@ -114,6 +114,20 @@ sub wait_gate
 	return $node->poll_query_until('pccmon',
 		"SELECT $column FROM pg_concurrency_control WHERE gate = '$gate'",
 		$value);
+}
+
+# With a query limit of 1: $holder in a new session until it holds the
+# query slot, then $waiter in another until it queues behind it.  Returns
+# both sessions, their statements still running.
+sub read_behind_read
+{
+	my ($node, $holder, $waiter, $label) = @_;
+	my ($a, $b) = (session($node), session($node));
+	send_sql($a, $holder);
+	ok(wait_gate($node, 'query', 'running', 1), "${label}a read holds the query slot");
+	send_sql($b, $waiter);
+	ok(wait_gate($node, 'query', 'waiting', 1), "${label}another read waits for it");
+	return ($a, $b);
 }
 
 # Poll a query (in the ungated database) until it returns 't', for at most $secs.
