@@ -204,6 +204,8 @@ pcc_gate_reclaim_locked(PccGate *gate, PccTime now)
 {
 	uint32		limit = pg_atomic_read_u32(&gate->limit);
 	PccTime		grace_us = pg_atomic_read_u32(&pcc_shared->turn_grace_us);
+	/* waiting cannot change under the mutex: one turn length for all */
+	int64		turn_us = pcc_gate_turn_us(gate);
 	dlist_mutable_iter iter;
 
 	dlist_foreach_modify(iter, &gate->lingering)
@@ -211,7 +213,7 @@ pcc_gate_reclaim_locked(PccGate *gate, PccTime now)
 		PccBackend *be = dlist_container(PccBackend, linger_node, iter.cur);
 		uint64		state = pg_atomic_read_u64(&gate->state);
 
-		if (pcc_turn_end(gate, be->turn_start[be->linger_gate]) > now &&
+		if (be->turn_start[be->linger_gate] + turn_us > now &&
 			(grace_us == 0 || now - be->linger_since < grace_us) &&
 			pcc_state_running(state) <= limit &&
 			pcc_state_waiting(state) > 0)

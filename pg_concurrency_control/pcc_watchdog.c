@@ -77,7 +77,7 @@ pcc_watchdog_scan_interval(void)
 static long
 pcc_watchdog_kept_interval(void)
 {
-	long		grace_ms = pg_atomic_read_u32(&pcc_shared->turn_grace_us) / 1000;
+	uint32		grace_us = pg_atomic_read_u32(&pcc_shared->turn_grace_us);
 	long		interval = -1;
 
 	for (int id = 0; id < PCC_NUM_GATES; id++)
@@ -93,8 +93,8 @@ pcc_watchdog_kept_interval(void)
 		if (interval < 0 || turn_ms < interval)
 			interval = turn_ms;
 	}
-	if (interval >= 0 && pg_atomic_read_u32(&pcc_shared->turn_grace_us) > 0)
-		interval = Min(interval, Max(PCC_KEPT_POLL_MIN_MS, grace_ms));
+	if (interval >= 0 && grace_us > 0)
+		interval = Min(interval, Max(PCC_KEPT_POLL_MIN_MS, (long) (grace_us / 1000)));
 	return interval;
 }
 
