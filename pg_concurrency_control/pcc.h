@@ -142,13 +142,17 @@ typedef enum PccQueueOrder
 /*
  * Queue classes.  A waiter's class is its session's priority, except that a
  * statement of a transaction block that already holds a slot is served
- * before everyone.  Lower classes age into higher ones (see
- * pcc_gate_next_waiter).
+ * before everyone, and a session whose turn goes on at another gate is
+ * ranked as if it had queued when its turn began.  Lower classes age into
+ * higher ones (see pcc_gate_first_waiter).
  */
 typedef enum PccPriority
 {
 	PCC_PRIORITY_IN_BLOCK,		/* its block holds a slot: never waits behind
 								 * new arrivals */
+	PCC_PRIORITY_IN_TURN,		/* its turn goes on at this gate (see
+								 * pcc_gate_resume): ranked as if it had
+								 * queued when its turn began */
 	PCC_PRIORITY_HIGH,
 	PCC_PRIORITY_NORMAL,
 	PCC_PRIORITY_LOW,
@@ -274,6 +278,9 @@ typedef struct PccBackend
 	int			queue_gate;		/* gate queued on, or PCC_NO_GATE */
 	PccPriority queue_priority; /* class of its last admission request */
 	PccTime		queue_since;	/* when it joined the queue */
+	PccTime		queue_turn_rank;	/* in class PCC_PRIORITY_IN_TURN: when
+									 * its turn began, aged by its session's
+									 * priority */
 	uint64		queue_ticket;	/* its number in that queue, 0 if it did
 								 * not queue for its last admission */
 	uint64		granted_turn;	/* the gate's turn count when it was granted */

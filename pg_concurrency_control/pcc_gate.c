@@ -10,7 +10,8 @@
  * straight to the next waiter chosen by pcc_gate_next_waiter() and sets
  * that waiter's latch.  With pg_concurrency_control.quantum, a session
  * admitted to the transaction-scoped slot of a gate keeps it between the
- * transactions of its turn (see pcc_gate_linger).  See pcc.h for the
+ * transactions of its turn (see pcc_gate_linger), and its turn goes on
+ * when it needs another gate (see pcc_gate_resume).  See pcc.h for the
  * locking rules.
  *
  *-------------------------------------------------------------------------
@@ -67,7 +68,7 @@ pcc_gate_name(PccGateId id)
 }
 
 static const char *const priority_names[PCC_NUM_PRIORITIES] = {
-	"in block", "high", "normal", "low"
+	"in block", "in turn", "high", "normal", "low"
 };
 
 const char *
@@ -80,8 +81,11 @@ pcc_priority_name(PccPriority priority)
  * The waiter that has waited longest once each class's head start is
  * counted: a waiter of a higher priority counts as having arrived
  * priority_aging earlier per class, so it passes lower ones that came less
- * than that before it, and nobody else.  Statements of a block holding a
- * slot go first.  Caller holds the gate mutex; the queue is not empty.
+ * than that before it, and nobody else.  A session whose turn goes on from
+ * another gate counts as having arrived when its turn began: it passes
+ * only those that queued after that, a turn's length at most.  Statements
+ * of a block holding a slot go first.  Caller holds the gate mutex; the
+ * queue is not empty.
  */
 static PccBackend *
 pcc_gate_first_waiter(PccGate *gate)
@@ -94,7 +98,7 @@ pcc_gate_first_waiter(PccGate *gate)
 	if (!dlist_is_empty(&gate->queues[PCC_PRIORITY_IN_BLOCK]))
 		return dlist_head_element(PccBackend, queue_node,
 								  &gate->queues[PCC_PRIORITY_IN_BLOCK]);
-	for (int p = PCC_PRIORITY_HIGH; p < PCC_NUM_PRIORITIES; p++)
+	for (int p = PCC_PRIORITY_IN_TURN; p < PCC_NUM_PRIORITIES; p++)
 	{
 		PccBackend *head;
 		PccTime		aged_at;
@@ -102,7 +106,8 @@ pcc_gate_first_waiter(PccGate *gate)
 		if (dlist_is_empty(&gate->queues[p]))
 			continue;
 		head = dlist_head_element(PccBackend, queue_node, &gate->queues[p]);
-		aged_at = head->queue_since + (p - PCC_PRIORITY_HIGH) * aging_us;
+		aged_at = p == PCC_PRIORITY_IN_TURN ? head->queue_turn_rank :
+			head->queue_since + (p - PCC_PRIORITY_HIGH) * aging_us;
 		if (first == NULL || aged_at < first_at)
 		{
 			first = head;
@@ -577,13 +582,16 @@ pcc_gate_forget_hold(PccBackend *me, PccGateId id)
 
 /*
  * Take a slot of gate id, waiting in the queue of the given class if
- * needed, and record the hold: a fresh hold starts a turn.  Errors out on
- * cancel, a full queue or a timeout with TCC_rollback; returns
- * PCC_OVERCOMMITTED, holding nothing, for a timeout with TCC_break.
+ * needed, and record the hold: a fresh hold starts a turn, unless
+ * turn_start is not 0: then the session's turn that began then goes on,
+ * and it queues in class PCC_PRIORITY_IN_TURN (see pcc_gate_resume).
+ * Errors out on cancel, a full queue or a timeout with TCC_rollback;
+ * returns PCC_OVERCOMMITTED, holding nothing, for a timeout with
+ * TCC_break.
  */
 PccAdmission
 pcc_gate_acquire(PccGateId id, int timeout_ms, PccTimeoutAction action,
-				 PccPriority priority)
+				 PccPriority priority, PccTime turn_start)
 {
 	PccGate    *gate = pcc_gate(id);
 	PccBackend *me = pcc_my_backend();
@@ -592,7 +600,17 @@ pcc_gate_acquire(PccGateId id, int timeout_ms, PccTimeoutAction action,
 	me->granted_turn = 0;
 	me->granted_at = pcc_now();
 	me->queue_priority = priority;
-	if (!pcc_gate_try_fast(gate) && !pcc_gate_enqueue(id, gate, me, priority))
+	if (turn_start != 0)
+	{
+		PccTime		aging_us =
+			(PccTime) pg_atomic_read_u32(&pcc_shared->priority_aging_ms) * 1000;
+
+		Assert(priority >= PCC_PRIORITY_HIGH);
+		me->queue_priority = PCC_PRIORITY_IN_TURN;
+		me->queue_turn_rank = turn_start + (priority - PCC_PRIORITY_HIGH) * aging_us;
+	}
+	if (!pcc_gate_try_fast(gate) &&
+		!pcc_gate_enqueue(id, gate, me, me->queue_priority))
 	{
 		PccAdmission result;
 
@@ -613,7 +631,7 @@ pcc_gate_acquire(PccGateId id, int timeout_ms, PccTimeoutAction action,
 	me->held_ticket[id] = me->queue_ticket;
 	me->held_turn[id] = me->granted_turn;
 	me->held_priority[id] = priority;
-	me->turn_start[id] = me->granted_at;
+	me->turn_start[id] = turn_start != 0 ? turn_start : me->granted_at;
 	pcc_gate_record_hold(me, id, me->granted_at);
 	return PCC_ADMITTED;
 }
@@ -746,10 +764,23 @@ pcc_gate_linger(PccGateId id)
  * with it when it is of that gate and the turn is not over (the hold is
  * recorded again; its ticket, turn and turn start stay those of the turn),
  * otherwise give it back.  Returns true if the session now holds a slot of
- * gate id.  PCC_NO_GATE just gives back what is kept (at exit).
+ * gate id.
+ *
+ * A turn goes on across gates: when the kept slot is another gate's and
+ * the turn, as long as gate id's queue makes it, is not over, *turn_start
+ * is set to when the turn began (else to 0), and the caller takes gate
+ * id's slot with it (pcc_gate_acquire).  A session that alternates reads
+ * and writes then keeps its warm backend running instead of queueing
+ * behind everyone at each change of gate.  It holds no slot while it
+ * waits there, so nobody waits for a slot a waiter keeps: no deadlock.
+ * It is ranked as if it had queued when its turn began, so it passes only
+ * sessions that queued since: no turn that began after a session queued
+ * goes before it, and the turns that began before end.
+ *
+ * PCC_NO_GATE (turn_start NULL) just gives back what is kept.
  */
 bool
-pcc_gate_resume(PccGateId id)
+pcc_gate_resume(PccGateId id, PccTime *turn_start)
 {
 	PccBackend *me = pcc_my_backend();
 	int			kept = me->linger_gate;
@@ -757,6 +788,8 @@ pcc_gate_resume(PccGateId id)
 	PccTime		now;
 	bool		resume;
 
+	if (turn_start != NULL)
+		*turn_start = 0;
 	if (kept == PCC_NO_GATE)
 		return false;
 	gate = pcc_gate(kept);
@@ -778,10 +811,15 @@ pcc_gate_resume(PccGateId id)
 	SpinLockRelease(&gate->mutex);
 
 	if (resume)
+	{
 		pcc_gate_record_hold(me, id, now);
-	else
-		pcc_gate_give_back(gate);
-	return resume;
+		return true;
+	}
+	pcc_gate_give_back(gate);
+	if (turn_start != NULL && kept != (int) id &&
+		now < pcc_turn_end(pcc_gate(id), me->turn_start[kept]))
+		*turn_start = me->turn_start[kept];
+	return false;
 }
 
 /* Zero a gate's totals (not running, waiting or admitted - released). */

@@ -13,12 +13,13 @@
 
 extern PccAdmission pcc_gate_acquire(PccGateId id, int timeout_ms,
 									 PccTimeoutAction action,
-									 PccPriority priority);
+									 PccPriority priority,
+									 PccTime turn_start);
 extern void pcc_gate_release(PccGateId id);
 extern bool pcc_gate_held(PccGateId id);
 extern void pcc_gate_abandon_wait(void);
 extern void pcc_gate_linger(PccGateId id);
-extern bool pcc_gate_resume(PccGateId id);
+extern bool pcc_gate_resume(PccGateId id, PccTime *turn_start);
 extern void pcc_gate_grant_waiters(PccGate *gate);
 extern int64 pcc_gate_turn_us(PccGate *gate);
 extern void pcc_gate_reset_stats(PccGate *gate, TimestampTz now);

@@ -22,7 +22,8 @@
  * same span as the transaction-scoped slot (pcc_group.c).
  * With pg_concurrency_control.quantum, the transaction-scoped slot may be
  * kept for the session's next transaction (pcc_gate_linger), except by a
- * session in a group.
+ * session in a group; a next transaction of another kind gives it back and
+ * goes on with the turn at its own gate (pcc_gate_resume).
  * "Top level" is a statement the client sent: the active portal's, not
  * run by another statement (functions, triggers, SPI, DO and CALL bodies,
  * and whatever planning or ExecutorStart evaluates).  Work PostgreSQL does
@@ -126,7 +127,7 @@ pcc_release_all(bool at_exit)
 	if (pcc_shared == NULL || MyProc == NULL)
 		return;
 	if (at_exit)
-		(void) pcc_gate_resume(PCC_NO_GATE);	/* nor keep one */
+		(void) pcc_gate_resume(PCC_NO_GATE, NULL);	/* nor keep one */
 
 	me = pcc_my_backend();
 	held = pg_atomic_read_u32(&me->held);
@@ -170,12 +171,12 @@ pcc_register_backend(void)
 }
 
 /*
- * Wait for a slot of gate id.  Returns true if one is now held (and
- * recorded by the gate), false if the control timeout let us through
- * without one.
+ * Wait for a slot of gate id, for a fresh turn or (turn_start not 0) for
+ * the turn that began then.  Returns true if one is now held (and recorded
+ * by the gate), false if the control timeout let us through without one.
  */
 static bool
-pcc_take_slot(PccGateId id, PccPriority priority)
+pcc_take_slot(PccGateId id, PccPriority priority, PccTime turn_start)
 {
 	bool		big = id == PCC_GATE_BIGQUERY;
 
@@ -184,18 +185,19 @@ pcc_take_slot(PccGateId id, PccPriority priority)
 	return pcc_gate_acquire(id,
 							big ? pcc_bigsql_control_timeout : pcc_control_timeout,
 							big ? pcc_bigsql_timeout_action : pcc_timeout_action,
-							priority) == PCC_ADMITTED;
+							priority, turn_start) == PCC_ADMITTED;
 }
 
 /*
  * Continue this session's turn with the slot of gate id kept from its last
- * transaction, if it kept one.
+ * transaction, if it kept one.  If it kept another gate's, *turn_start
+ * says whether its turn goes on (see pcc_gate_resume).
  */
 static bool
-pcc_resume_turn(PccGateId id)
+pcc_resume_turn(PccGateId id, PccTime *turn_start)
 {
 	/* without the exit hook, this session has never held a slot */
-	return exit_hook_registered && pcc_gate_resume(id);
+	return exit_hook_registered && pcc_gate_resume(id, turn_start);
 }
 
 /*
@@ -210,26 +212,27 @@ pcc_admit_group(PccGateId group)
 {
 	if (!exit_hook_registered)
 		pcc_register_backend();
-	(void) pcc_gate_resume(PCC_NO_GATE);
+	(void) pcc_gate_resume(PCC_NO_GATE, NULL);
 	if (!pcc_gate_held(group))
-		(void) pcc_take_slot(group, pcc_priority);
+		(void) pcc_take_slot(group, pcc_priority, 0);
 }
 
 /*
  * Admission for a whole transaction, in the given gate: the session's
  * group first, if it is in one, then the gate (see pcc_group.c).  Outside
  * a group, a slot kept from the session's last transaction continues its
- * turn.
+ * turn, and a turn not over goes on at this gate ahead of new turns.
  */
 static void
 pcc_admit_transaction(PccGateId id)
 {
 	int			group = pcc_session_group_gate(pcc_workload_group);
+	PccTime		turn_start = 0;
 
 	if (group != PCC_NO_GATE)
 		pcc_admit_group(group);
-	if ((group == PCC_NO_GATE && pcc_resume_turn(id)) ||
-		pcc_take_slot(id, pcc_priority))
+	if ((group == PCC_NO_GATE && pcc_resume_turn(id, &turn_start)) ||
+		pcc_take_slot(id, pcc_priority, turn_start))
 		transaction_gate = id;
 	transaction_admitted = true;
 }
@@ -252,7 +255,7 @@ pcc_admit_big_statement(QueryDesc *qd)
 	if (!(exit_hook_registered && pcc_gate_held(PCC_GATE_BIGQUERY)) &&
 		!pcc_take_slot(PCC_GATE_BIGQUERY,
 					   transaction_gate != PCC_NO_GATE ?
-					   PCC_PRIORITY_IN_BLOCK : pcc_priority))
+					   PCC_PRIORITY_IN_BLOCK : pcc_priority, 0))
 		return;
 
 	old = MemoryContextSwitchTo(TopMemoryContext);

@@ -1,7 +1,7 @@
 # pg_concurrency_control.quantum: a session keeps its transaction slot
 # between the transactions of its turn while others wait, and gives it back
-# when the turn ends, when it runs something needing another gate, and when
-# it exits or is terminated.
+# when the turn ends, when it runs something needing another gate (where
+# its turn goes on ahead of new turns), and when it exits or is terminated.
 use strict;
 use warnings;
 use FindBin;
@@ -223,6 +223,45 @@ like(log_order($node), qr/^(s,)+w0,w1,w2,w3(,s)+$/,
 	'the waiters went in FIFO order, then the session, queued behind them');
 no_problems($node, 'max_turn_wait');
 
-$_->quit for ($s, @w);
+# --- a turn goes on at another gate: a session that kept the transaction
+# slot and now writes outside a block gives it back and is ranked at the
+# autocommit gate as if it had queued when its turn began, ahead of a
+# session that queued there after that
+pcc_reload($node, quantum => '10s', max_turn_wait => '0',
+	autocommit_concurrency => '1');
+my $hold = session($node);
+turn_with_waiter($s, $w[0], 'w0');
+is(gate_value($node, 'transaction', 'lingering'), '1', 's keeps the transaction slot');
+# the query after it gives the autocommit slot back at once
+send_sql($hold, "INSERT INTO log (who) SELECT 'hold' FROM pg_sleep(3); SELECT 1;");
+ok(wait_gate($node, 'autocommit', 'running', 1), 'hold takes the autocommit slot');
+send_sql($w[1], "INSERT INTO log (who) VALUES ('w1');");
+ok(wait_gate($node, 'autocommit', 'waiting', 1), 'w1 queues for it');
+send_sql($s, "INSERT INTO log (who) VALUES ('s');");
+ok(wait_gate($node, 'autocommit', 'waiting', 2), 's queues for it after w1');
+is( $node->safe_psql('pccmon',
+		"SELECT state || ' ' || priority FROM pg_concurrency_control_backends() WHERE pid = $s_pid"),
+	'waiting in turn', 'backends() shows s waiting in its turn');
+# finish() runs a query, which gives a kept autocommit slot back
+finish($_) for ($w[0], $s, $hold, $w[1]);
+is(log_order($node), 'w0,hold,s,w1',
+	'the transaction slot went to w0, the autocommit slot to s ahead of w1');
+is(gate_value($node, 'autocommit', 'running || \'/\' || lingering'), '0/0',
+	'every autocommit slot returned');
+no_problems($node, 'a turn across gates');
+
+# --- but not ahead of a session that queued before its turn began
+send_sql($hold, "INSERT INTO log (who) SELECT 'hold' FROM pg_sleep(3); SELECT 1;");
+ok(wait_gate($node, 'autocommit', 'running', 1), 'hold takes the autocommit slot again');
+send_sql($w[1], "INSERT INTO log (who) VALUES ('w1');");
+ok(wait_gate($node, 'autocommit', 'waiting', 1), 'w1 queues for it');
+turn_with_waiter($s, $w[0], 'w0');
+send_sql($s, "INSERT INTO log (who) VALUES ('s');");
+ok(wait_gate($node, 'autocommit', 'waiting', 2), 's, whose turn began after, queues too');
+finish($_) for ($w[0], $hold, $w[1], $s);
+is(log_order($node), 'w0,hold,w1,s', 'w1 went first: it queued before s\'s turn began');
+no_problems($node, 'a turn across gates, queued before');
+
+$_->quit for ($s, $hold, @w);
 $node->stop;
 done_testing();
