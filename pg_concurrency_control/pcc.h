@@ -15,8 +15,10 @@
  *   under the mutex.  Hence a releaser either sees no waiter and simply
  *   decrements, or takes the mutex and hands its slot to a waiter: no
  *   wake-up can be lost and no newcomer can barge past the queue.
- * - PccGate.queues, the queue_ fields of PccBackend and the counters in the
- *   second half of PccGate are protected by PccGate.mutex.  Nothing under a
+ * - PccGate.queues and the counters in the second half of PccGate are
+ *   protected by PccGate.mutex.  The queue_ fields of PccBackend are
+ *   written by their owner while it is not queued (or under the mutex),
+ *   read under the mutex while it is, and racily by monitoring.  Nothing under a
  *   gate mutex reads a clock, allocates, logs or sleeps: callers read the
  *   clock before they take it, and every walk under it is bounded by the
  *   work it hands out (WAKE_BATCH grants) or the lingering list.
@@ -34,7 +36,7 @@
  * - PccGate.tickets and turns number queue entries and grants; they are
  *   bumped under the mutex and copied into the waiter's queue_ticket and
  *   granted_turn there, so under fifo, turns follow tickets exactly among
- *   waiters of one priority.
+ *   waiters of one class.
  * - A lingering slot (kept between two transactions of one turn, see
  *   pcc_gate_linger) stays counted in "running" and sits on
  *   PccGate.lingering.  PccBackend.linger_gate, linger_node and
@@ -135,8 +137,8 @@ typedef enum PccTimeoutAction
 typedef enum PccQueueOrder
 {
 	PCC_ORDER_FIFO,				/* the oldest waiter, always */
-	PCC_ORDER_WARM				/* the newest, unless the oldest waited too
-								 * long */
+	PCC_ORDER_WARM				/* the newest, unless the first by rank
+								 * waited too long */
 } PccQueueOrder;
 
 /*
@@ -278,9 +280,9 @@ typedef struct PccBackend
 	int			queue_gate;		/* gate queued on, or PCC_NO_GATE */
 	PccPriority queue_priority; /* class of its last admission request */
 	PccTime		queue_since;	/* when it joined the queue */
-	PccTime		queue_turn_rank;	/* in class PCC_PRIORITY_IN_TURN: when
-									 * its turn began, aged by its session's
-									 * priority */
+	PccTime		queue_turn_start;	/* in class PCC_PRIORITY_IN_TURN: when
+									 * its turn began */
+	PccPriority queue_turn_priority;	/* and its session's priority */
 	uint64		queue_ticket;	/* its number in that queue, 0 if it did
 								 * not queue for its last admission */
 	uint64		granted_turn;	/* the gate's turn count when it was granted */
@@ -293,7 +295,8 @@ typedef struct PccBackend
 	uint64		held_turn[PCC_NUM_GATE_IDS];	/* granted_turn of the held slot */
 	PccPriority held_priority[PCC_NUM_GATE_IDS];	/* class it was admitted in */
 	PccTime		turn_start[PCC_NUM_GATE_IDS];	/* when the turn of the held or
-												 * kept slot began; it ends
+												 * kept slot began, maybe at
+												 * another gate; it ends
 												 * pcc_gate_turn_us()
 												 * later */
 	dlist_node	linger_node;	/* link in PccGate.lingering */

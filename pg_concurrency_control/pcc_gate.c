@@ -2,7 +2,7 @@
  *
  * pcc_gate.c
  *	  Admission gates: counting semaphores with a FIFO wait queue per
- *	  priority.
+ *	  class.
  *
  * Fast path (below the limit, nobody queued): one compare-and-swap to take
  * a slot and one to give it back.  Slow path: the backend queues under the
@@ -82,10 +82,10 @@ pcc_priority_name(PccPriority priority)
  * counted: a waiter of a higher priority counts as having arrived
  * priority_aging earlier per class, so it passes lower ones that came less
  * than that before it, and nobody else.  A session whose turn goes on from
- * another gate counts as having arrived when its turn began: it passes
- * only those that queued after that, a turn's length at most.  Statements
- * of a block holding a slot go first.  Caller holds the gate mutex; the
- * queue is not empty.
+ * another gate (class "in turn") counts as having arrived when its turn
+ * began, in its session's priority; those of that class are served in the
+ * order they queued (at most a turn apart).  Statements of a block holding
+ * a slot go first.  Caller holds the gate mutex; the queue is not empty.
  */
 static PccBackend *
 pcc_gate_first_waiter(PccGate *gate)
@@ -106,8 +106,11 @@ pcc_gate_first_waiter(PccGate *gate)
 		if (dlist_is_empty(&gate->queues[p]))
 			continue;
 		head = dlist_head_element(PccBackend, queue_node, &gate->queues[p]);
-		aged_at = p == PCC_PRIORITY_IN_TURN ? head->queue_turn_rank :
-			head->queue_since + (p - PCC_PRIORITY_HIGH) * aging_us;
+		if (p == PCC_PRIORITY_IN_TURN)
+			aged_at = head->queue_turn_start +
+				(head->queue_turn_priority - PCC_PRIORITY_HIGH) * aging_us;
+		else
+			aged_at = head->queue_since + (p - PCC_PRIORITY_HIGH) * aging_us;
 		if (first == NULL || aged_at < first_at)
 		{
 			first = head;
@@ -602,12 +605,10 @@ pcc_gate_acquire(PccGateId id, int timeout_ms, PccTimeoutAction action,
 	me->queue_priority = priority;
 	if (turn_start != 0)
 	{
-		PccTime		aging_us =
-			(PccTime) pg_atomic_read_u32(&pcc_shared->priority_aging_ms) * 1000;
-
 		Assert(priority >= PCC_PRIORITY_HIGH);
 		me->queue_priority = PCC_PRIORITY_IN_TURN;
-		me->queue_turn_rank = turn_start + (priority - PCC_PRIORITY_HIGH) * aging_us;
+		me->queue_turn_start = turn_start;
+		me->queue_turn_priority = priority;
 	}
 	if (!pcc_gate_try_fast(gate) &&
 		!pcc_gate_enqueue(id, gate, me, me->queue_priority))
@@ -630,7 +631,7 @@ pcc_gate_acquire(PccGateId id, int timeout_ms, PccTimeoutAction action,
 
 	me->held_ticket[id] = me->queue_ticket;
 	me->held_turn[id] = me->granted_turn;
-	me->held_priority[id] = priority;
+	me->held_priority[id] = me->queue_priority;
 	me->turn_start[id] = turn_start != 0 ? turn_start : me->granted_at;
 	pcc_gate_record_hold(me, id, me->granted_at);
 	return PCC_ADMITTED;
@@ -719,7 +720,9 @@ pcc_gate_abandon_wait(void)
  * the transactions of its turn back to back instead of handing the slot to
  * a cold one after each, which on a small machine with many sessions costs
  * more than the work.  A kept slot nobody resumes is freed when the turn
- * ends (pcc_gate_reclaim_locked, the watchdog making sure it happens).
+ * ends or the session stays idle past turn_grace (pcc_gate_reclaim_locked,
+ * the watchdog making sure it happens); one whose session needs another
+ * gate is given back by pcc_gate_resume.
  */
 void
 pcc_gate_linger(PccGateId id)
@@ -773,9 +776,10 @@ pcc_gate_linger(PccGateId id)
  * and writes then keeps its warm backend running instead of queueing
  * behind everyone at each change of gate.  It holds no slot while it
  * waits there, so nobody waits for a slot a waiter keeps: no deadlock.
- * It is ranked as if it had queued when its turn began, so it passes only
- * sessions that queued since: no turn that began after a session queued
- * goes before it, and the turns that began before end.
+ * It is ranked as if it had queued when its turn began (see
+ * pcc_gate_first_waiter), so under fifo a turn that began after a session
+ * of the same priority queued never goes before it, and the turns that
+ * began before end (a turn lasts at most quantum).
  *
  * PCC_NO_GATE (turn_start NULL) just gives back what is kept.
  */
