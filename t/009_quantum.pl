@@ -242,6 +242,10 @@ ok(wait_gate($node, 'autocommit', 'waiting', 2), 's queues for it after w1');
 is( $node->safe_psql('pccmon',
 		"SELECT state || ' ' || priority FROM pg_concurrency_control_backends() WHERE pid = $s_pid"),
 	'waiting in turn', 'backends() shows s waiting in its turn');
+ok(wait_until($node,
+		"SELECT state || ' ' || priority = 'lingering in turn' FROM pg_concurrency_control_backends()"
+		  . " WHERE pid = $s_pid AND gate = 'autocommit'", 30),
+	's got the autocommit slot and keeps it in its turn (class in turn)');
 # finish() runs a query, which gives a kept autocommit slot back
 finish($_) for ($w[0], $s, $hold, $w[1]);
 is(log_order($node), 'w0,hold,s,w1',
