@@ -101,16 +101,20 @@ pcc_gate_first_waiter(PccGate *gate)
 	for (int p = PCC_PRIORITY_IN_TURN; p < PCC_NUM_PRIORITIES; p++)
 	{
 		PccBackend *head;
+		PccTime		arrived;
+		int			priority = p;
 		PccTime		aged_at;
 
 		if (dlist_is_empty(&gate->queues[p]))
 			continue;
 		head = dlist_head_element(PccBackend, queue_node, &gate->queues[p]);
+		arrived = head->queue_since;
 		if (p == PCC_PRIORITY_IN_TURN)
-			aged_at = head->queue_turn_start +
-				(head->queue_turn_priority - PCC_PRIORITY_HIGH) * aging_us;
-		else
-			aged_at = head->queue_since + (p - PCC_PRIORITY_HIGH) * aging_us;
+		{
+			arrived = head->queue_turn_start;
+			priority = head->queue_turn_priority;
+		}
+		aged_at = arrived + (priority - PCC_PRIORITY_HIGH) * aging_us;
 		if (first == NULL || aged_at < first_at)
 		{
 			first = head;
@@ -602,11 +606,10 @@ pcc_gate_acquire(PccGateId id, int timeout_ms, PccTimeoutAction action,
 	me->queue_ticket = 0;		/* until it joins a queue */
 	me->granted_turn = 0;
 	me->granted_at = pcc_now();
-	me->queue_priority = priority;
+	me->queue_priority = turn_start != 0 ? PCC_PRIORITY_IN_TURN : priority;
 	if (turn_start != 0)
 	{
 		Assert(priority >= PCC_PRIORITY_HIGH);
-		me->queue_priority = PCC_PRIORITY_IN_TURN;
 		me->queue_turn_start = turn_start;
 		me->queue_turn_priority = priority;
 	}
