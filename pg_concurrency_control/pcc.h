@@ -206,12 +206,14 @@ typedef struct PccAutoState
 	PccTime next_trial;		/* when to compare throughput again */
 	PccTime next_down_trial;	/* when a trial may try lower again */
 	int			down_gap_ms;	/* time between rejected lower trials */
+	int			up_gap_ms;		/* and between rejected higher ones */
 	bool		trial_down;		/* the next (or current) trial tries lower */
 	int			trials_lost;	/* lost in a row since one was kept */
 	bool		trial_on;		/* a throughput trial is under way */
 	double		trial_base;		/* the limit on trial */
 	double		trial_other;	/* and the one it is compared with */
 	int			trial_steps;	/* intervals measured; odd ones at other */
+	bool		trial_bound;	/* other was saturated at an interval's end */
 	double		trial_done[2];	/* completions at base, at other */
 	double		trial_seconds[2];	/* and the time each ran */
 } PccAutoState;

@@ -34,13 +34,17 @@
  * the ceiling the band may grow the limit to, and a kept higher limit is also
  * the floor it may shrink to (holders that wait for a CPU run slower, yet
  * overlap their clients' round trips: service time rises while throughput
- * still does).  A kept limit is tried again at once the same way.  A
- * higher limit is tried every TRIAL_GAP_MS (it costs little where
- * throughput is flat) and at once after a lost lower one; a lower one,
- * which costs the most right at the knee, at gaps that double while it
- * loses, up to TRIAL_GAP_MAX_MS.  Alternating cancels the slow drift of
- * a noisy machine.  Work completing fewer than TRIAL_MIN_RATE times a
- * second, and a yielding gate, run no trials.
+ * still does).  A kept limit is tried again at once the same way.  A way
+ * that lost is tried again after a gap that doubles while it loses, from
+ * TRIAL_GAP_MS up to TRIAL_GAP_MAX_MS: at the knee each trial costs (with
+ * turns, twice the best limit can run at two thirds of its throughput).
+ * A higher limit is also tried at once after a lost lower one (the knee
+ * is not below).  Alternating cancels the slow drift of
+ * a noisy machine.  A gate that queues nobody runs lower trials only: a
+ * limit that binds can be faster there (fewer backends switch, and with
+ * turns a warm backend runs its session's next work).  Work completing
+ * fewer than TRIAL_MIN_RATE times a second, and a yielding gate, run no
+ * trials.
  *
  * Each gate's controller sees only its own work's slowdown, and a burst
  * of big queries slows the other gates' work more than its own.  So the
@@ -120,6 +124,12 @@
 #define TRIAL_HIGHER_MARGIN 0.03
 
 /*
+ * A lower limit that queued nobody at the end of each of its first
+ * intervals in this many pairs binds nobody: the trial is a tie, and ends.
+ */
+#define TRIAL_UNREACHED_PAIRS 2
+
+/*
  * A trial compares the limit with half or twice it; after two lost trials
  * in a row (the knee is near), with the limit over or times
  * TRIAL_RATIO_NEAR until a trial is kept: a closer limit costs less while
@@ -158,6 +168,7 @@ pcc_auto_start(PccAutoState *st, uint32 limit, uint32 min, uint32 max,
 	st->trial_down = true;
 	st->next_trial = pcc_time_plus_ms(now, TRIAL_GAP_MS);
 	st->down_gap_ms = TRIAL_GAP_MS;
+	st->up_gap_ms = TRIAL_GAP_MS;
 	start_probe(st, min, now);
 }
 
@@ -224,17 +235,21 @@ trial_at_once(PccAutoState *st, bool lower, PccTime now)
 	st->trials_lost = 0;
 	st->next_trial = now;
 	st->down_gap_ms = TRIAL_GAP_MS;
+	st->up_gap_ms = TRIAL_GAP_MS;
 	st->next_down_trial = now;
 }
 
 /*
  * Which way the next trial goes: on the way a kept limit went, at once;
  * after a lost lower one, higher at once (the knee is not below);
- * otherwise higher, unless a lower trial is due.
+ * otherwise whichever is due first.  The gap before the next trial of a
+ * way that lost doubles.
  */
 static void
 plan_next_trial(PccAutoState *st, bool lower, bool keep, PccTime now)
 {
+	PccTime next_up_trial;
+
 	if (keep)
 	{
 		trial_at_once(st, lower, now);
@@ -248,7 +263,11 @@ plan_next_trial(PccAutoState *st, bool lower, bool keep, PccTime now)
 		st->next_trial = now;
 		return;
 	}
-	st->trial_down = pcc_time_plus_ms(now, TRIAL_GAP_MS) >= st->next_down_trial;
+	st->up_gap_ms = Min(2 * st->up_gap_ms, TRIAL_GAP_MAX_MS);
+	next_up_trial = pcc_time_plus_ms(now, st->up_gap_ms);
+	st->trial_down = st->next_down_trial <= next_up_trial;
+	st->next_trial = Max(pcc_time_plus_ms(now, TRIAL_GAP_MS),
+						 Min(next_up_trial, st->next_down_trial));
 }
 
 /*
@@ -262,6 +281,20 @@ other_limit(const PccAutoState *st, double base, bool lower, uint32 min,
 	double		ratio = st->trials_lost >= 2 ? TRIAL_RATIO_NEAR : TRIAL_RATIO_FAR;
 
 	return clamp_limit(rint(lower ? base / ratio : base * ratio), min, max);
+}
+
+/* Compare the limit with other from the next interval on. */
+static void
+run_trial(PccAutoState *st, double base, double other)
+{
+	st->trial_on = true;
+	st->trial_base = base;
+	st->trial_other = other;
+	st->trial_steps = 0;
+	st->trial_bound = false;
+	st->trial_done[0] = st->trial_done[1] = 0;
+	st->trial_seconds[0] = st->trial_seconds[1] = 0;
+	st->limit = base;
 }
 
 /*
@@ -286,13 +319,26 @@ start_trial(PccAutoState *st, uint32 min, uint32 max, PccTime now)
 		st->next_trial = pcc_time_plus_ms(now, TRIAL_GAP_MS);
 		return;
 	}
-	st->trial_on = true;
-	st->trial_base = base;
-	st->trial_other = other;
-	st->trial_steps = 0;
-	st->trial_done[0] = st->trial_done[1] = 0;
-	st->trial_seconds[0] = st->trial_seconds[1] = 0;
-	st->limit = base;
+	run_trial(st, base, other);
+}
+
+/*
+ * A gate that queues nobody may still run faster at a limit that binds
+ * (fewer backends switch, and with turns a warm backend runs its
+ * session's next work), but raising its limit changes nothing: only a
+ * lower limit is tried, when one is due.  Halving a limit nobody reaches
+ * is a tie, seen as such after TRIAL_UNREACHED_PAIRS, and a tie keeps the
+ * lower limit: the trials walk down to where the limit binds, and on from
+ * there as on a saturated gate.
+ */
+static void
+start_binding_trial(PccAutoState *st, uint32 min, uint32 max)
+{
+	double		base = rint(st->limit);
+	double		other = other_limit(st, base, true, min, max);
+
+	if (other < base)
+		run_trial(st, base, other);
 }
 
 /* The trial is over, or cut short: no comparison with its last interval. */
@@ -318,19 +364,26 @@ trial_step(PccAutoState *st, const PccAutoSample *s, PccTime now)
 	double		base_rate;
 	double		other_rate;
 	bool		lower = st->trial_other < st->trial_base;
+	bool		unreached;
 	bool		keep;
 
 	st->trial_done[i] += s->done;
 	st->trial_seconds[i] += s->seconds;
-	if (++st->trial_steps < 2 * TRIAL_PAIRS)
+	if (i == 1 && s->saturated)
+		st->trial_bound = true;
+	++st->trial_steps;
+	unreached = lower && !st->trial_bound &&
+		st->trial_steps == 2 * TRIAL_UNREACHED_PAIRS;
+	if (st->trial_steps < 2 * TRIAL_PAIRS && !unreached)
 	{
 		st->limit = st->trial_steps % 2 ? st->trial_other : st->trial_base;
 		return;
 	}
 	base_rate = st->trial_done[0] / st->trial_seconds[0];
 	other_rate = st->trial_done[1] / st->trial_seconds[1];
-	keep = lower ? other_rate >= base_rate :
-		other_rate > base_rate * (1 + TRIAL_HIGHER_MARGIN);
+	/* a lower limit nobody reached is a tie: no need to measure it */
+	keep = unreached || (lower ? other_rate >= base_rate :
+						 other_rate > base_rate * (1 + TRIAL_HIGHER_MARGIN));
 	if (keep)
 	{
 		st->ceiling = st->trial_other;
@@ -447,11 +500,17 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 		trial_step(st, s, now);
 		return true;
 	}
-	if (!s->yield)
-		adjust_limit(st, s, min, max);
-	/* a limit that binds nobody needs no fresh baseline, nor a trial */
-	if (!s->saturated || s->yield)
+	if (s->yield)
 		return true;
+	adjust_limit(st, s, min, max);
+	/* a limit that binds nobody needs no fresh baseline */
+	if (!s->saturated)
+	{
+		if (now >= st->next_trial && now >= st->next_down_trial &&
+			st->throughput >= TRIAL_MIN_RATE)
+			start_binding_trial(st, min, max);
+		return true;
+	}
 	if (now >= st->next_probe)
 		start_probe(st, min, now);
 	else if (now >= st->next_trial && st->throughput >= TRIAL_MIN_RATE)

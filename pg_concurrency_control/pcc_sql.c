@@ -379,12 +379,14 @@ pg_concurrency_control_config_loaded(PG_FUNCTION_ARGS)
 
 /*
  * pg_concurrency_control_auto_simulate(unloaded_ms[], knee[], auto_min,
- * auto_max, start, client_ms, hidden_ms): run the adaptive limit's controller against
- * a model server, one row per PCC_AUTO_INTERVAL_MS step, to test and
- * explain it.
+ * auto_max, start, client_ms, hidden_ms, demand): run the adaptive limit's
+ * controller against a model server, one row per PCC_AUTO_INTERVAL_MS step,
+ * to test and explain it.
  * In step i the model serves up to knee[i] holders at once in unloaded_ms[i]
  * each; more holders share that capacity, so their service time grows in
- * proportion, and there are always more sessions waiting.  Each holder
+ * proportion.  demand sessions want a slot at once (0: always more than
+ * the limit, so that sessions wait); the gate is saturated when they
+ * occupy every slot.  Each holder
  * also spends client_ms of its hold waiting for its client, loading
  * nothing; the controller's service time leaves that out, as it does live.
  * Each holder past the knee adds hidden_ms to every hold outside the
@@ -406,6 +408,7 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 	int32		start = PG_GETARG_INT32(4);
 	float8		client_ms = PG_GETARG_FLOAT8(5);
 	float8		hidden_ms = PG_GETARG_FLOAT8(6);
+	int32		demand = PG_NARGS() > 7 ? PG_GETARG_INT32(7) : 0;
 	Datum	   *unloaded;
 	Datum	   *knee;
 	int			nunloaded;
@@ -432,10 +435,10 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unloaded_ms has %d elements but knee has %d", nunloaded, nknee),
 				 errdetail("Each step needs one of each.")));
-	if (auto_min < 1 || auto_max < 1 || start < 1)
+	if (auto_min < 1 || auto_max < 1 || start < 1 || demand < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("auto_min, auto_max and start must be at least 1")));
+				 errmsg("auto_min, auto_max and start must be at least 1, demand not negative")));
 	if (!(client_ms >= 0) || isinf(client_ms) || isnan(hidden_ms) ||
 		isinf(hidden_ms))
 		ereport(ERROR,
@@ -448,6 +451,7 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 		double		base_ms = DatumGetFloat8(unloaded[step]);
 		int32		capacity = DatumGetInt32(knee[step]);
 		uint32		limit = (uint32) rint(st.limit);
+		uint32		holders = demand > 0 ? Min(limit, (uint32) demand) : limit;
 		PccAutoSample s;
 		Datum		values[SIMULATE_COLS];
 		bool		nulls[SIMULATE_COLS] = {0};
@@ -463,18 +467,18 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 					 errmsg("step %d: unloaded_ms must be positive and finite, knee at least 1",
 							step + 1)));
 		/* past the knee, holders at the server share it */
-		at_server = limit * base_ms / (base_ms + client_ms);
+		at_server = holders * base_ms / (base_ms + client_ms);
 		service_us = 1000.0 * (at_server <= capacity ? base_ms :
-							   base_ms * limit / capacity - client_ms);
+							   base_ms * holders / capacity - client_ms);
 		hold_us = service_us + 1000.0 * (client_ms +
-										 hidden_ms * Max(0, (int32) limit - capacity));
-		done = rint(limit * interval_s * 1e6 / Max(hold_us, service_us / 2));
+										 hidden_ms * Max(0, (int32) holders - capacity));
+		done = rint(holders * interval_s * 1e6 / Max(hold_us, service_us / 2));
 		/* what this interval brought, added to what is not consumed yet */
 		s.seconds = pending.seconds + interval_s;
 		s.done = pending.done + (uint64) done;
 		s.service_us = pending.service_us + service_us * done;
-		s.running = limit;
-		s.saturated = true;
+		s.running = holders;
+		s.saturated = holders == limit;
 		s.yield = false;
 		now = pcc_time_plus_ms(now, PCC_AUTO_INTERVAL_MS);
 		if (pcc_auto_step(&st, &s, (uint32) auto_min, (uint32) auto_max, now))
