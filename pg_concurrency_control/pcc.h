@@ -205,15 +205,16 @@ typedef struct PccAutoState
 	double		trial_floor;	/* and shrinking here */
 	PccTime next_trial;		/* when to compare throughput again */
 	PccTime next_down_trial;	/* when a trial may try lower again */
+	PccTime next_up_trial;	/* and higher */
 	int			down_gap_ms;	/* time between rejected lower trials */
 	int			up_gap_ms;		/* and between rejected higher ones */
-	bool		trial_down;		/* the next (or current) trial tries lower */
+	bool		trial_down;		/* the next trial tries lower, if due */
 	int			trials_lost;	/* lost in a row since one was kept */
 	bool		trial_on;		/* a throughput trial is under way */
 	double		trial_base;		/* the limit on trial */
 	double		trial_other;	/* and the one it is compared with */
 	int			trial_steps;	/* intervals measured; odd ones at other */
-	bool		trial_bound;	/* other was saturated at an interval's end */
+	bool		trial_other_saturated;	/* other was, at an interval's end */
 	double		trial_done[2];	/* completions at base, at other */
 	double		trial_seconds[2];	/* and the time each ran */
 } PccAutoState;

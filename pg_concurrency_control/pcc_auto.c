@@ -26,25 +26,26 @@
  * Service time does not see everything that more holders cost: a woken
  * backend's wait for a CPU, the CPU that runnable backends take from
  * clients on the same machine, the wake-ups of a queue.  So throughput has
- * the last word: a saturated gate runs trials that alternate, interval by
- * interval, between its limit and half of it, or twice it (after two
- * lost trials in a row, the limit over or times the square root of two),
- * and compare the throughput of both.  The lower limit is kept unless it
- * is worse, the higher only if it is measurably better; the verdict is
- * the ceiling the band may grow the limit to, and a kept higher limit is also
- * the floor it may shrink to (holders that wait for a CPU run slower, yet
- * overlap their clients' round trips: service time rises while throughput
- * still does).  A kept limit is tried again at once the same way.  A way
- * that lost is tried again after a gap that doubles while it loses, from
- * TRIAL_GAP_MS up to TRIAL_GAP_MAX_MS: at the knee each trial costs (with
- * turns, twice the best limit can run at two thirds of its throughput).
- * A higher limit is also tried at once after a lost lower one (the knee
- * is not below).  Alternating cancels the slow drift of
- * a noisy machine.  A gate that queues nobody runs lower trials only: a
- * limit that binds can be faster there (fewer backends switch, and with
- * turns a warm backend runs its session's next work).  Work completing
- * fewer than TRIAL_MIN_RATE times a second, and a yielding gate, run no
- * trials.
+ * the last word: trials alternate, interval by interval, between the
+ * limit and half of it, or twice it (after two lost trials in a row, the
+ * limit over or times the square root of two), and compare the
+ * throughput of both.  The lower limit is kept unless it is worse, the
+ * higher only if it is measurably better; the verdict is the ceiling the
+ * band may grow the limit to, and a kept higher limit is also the floor it
+ * may shrink to (holders that wait for a CPU run slower, yet overlap their
+ * clients' round trips: service time rises while throughput still does).
+ * A kept limit is tried again at once the same way, and resets the gaps
+ * below.  A way that lost is tried again after a gap that doubles while it
+ * loses, from twice TRIAL_GAP_MS up to TRIAL_GAP_MAX_MS: at the knee every
+ * trial costs (with turns, twice the best limit can run at two thirds of
+ * its throughput).  A higher limit is also tried at once after a lost
+ * lower one (the knee is not below).  Alternating cancels the slow drift
+ * of a noisy machine.  A gate that is not saturated runs lower trials
+ * only: a limit that binds can be faster there (fewer backends switch, and
+ * with turns a warm backend runs its session's next work), and a lower
+ * limit that stays unsaturated is a tie that ends its trial early
+ * (walk_down).  Work completing fewer than TRIAL_MIN_RATE times a second,
+ * and a yielding gate, run no trials.
  *
  * Each gate's controller sees only its own work's slowdown, and a burst
  * of big queries slows the other gates' work more than its own.  So the
@@ -123,10 +124,7 @@
 #define TRIAL_MIN_RATE		1000
 #define TRIAL_HIGHER_MARGIN 0.03
 
-/*
- * A lower limit that queued nobody at the end of each of its first
- * intervals in this many pairs binds nobody: the trial is a tie, and ends.
- */
+/* Pairs after which a lower limit never saturated is a tie (walk_down). */
 #define TRIAL_UNREACHED_PAIRS 2
 
 /*
@@ -225,8 +223,8 @@ adjust_limit(PccAutoState *st, const PccAutoSample *s, uint32 min, uint32 max)
 }
 
 /*
- * The next trial goes this way at once, as far as at first, and a lower
- * one is due again.
+ * The next trial goes this way at once, as far as at first, and either way
+ * is due again.
  */
 static void
 trial_at_once(PccAutoState *st, bool lower, PccTime now)
@@ -237,37 +235,34 @@ trial_at_once(PccAutoState *st, bool lower, PccTime now)
 	st->down_gap_ms = TRIAL_GAP_MS;
 	st->up_gap_ms = TRIAL_GAP_MS;
 	st->next_down_trial = now;
+	st->next_up_trial = now;
 }
 
 /*
- * Which way the next trial goes: on the way a kept limit went, at once;
- * after a lost lower one, higher at once (the knee is not below);
- * otherwise whichever is due first.  The gap before the next trial of a
- * way that lost doubles.
+ * After a trial was measured: on the way a kept limit went, at once; after
+ * a lost lower one, higher at once (the knee is not below); after a lost
+ * higher one, lower first when both are due.  The gap before the next
+ * trial of a way that lost doubles.
  */
 static void
 plan_next_trial(PccAutoState *st, bool lower, bool keep, PccTime now)
 {
-	PccTime next_up_trial;
-
 	if (keep)
-	{
 		trial_at_once(st, lower, now);
-		return;
-	}
-	if (lower)
+	else if (lower)
 	{
 		st->down_gap_ms = Min(2 * st->down_gap_ms, TRIAL_GAP_MAX_MS);
 		st->next_down_trial = pcc_time_plus_ms(now, st->down_gap_ms);
 		st->trial_down = false;
 		st->next_trial = now;
-		return;
+		st->next_up_trial = now;
 	}
-	st->up_gap_ms = Min(2 * st->up_gap_ms, TRIAL_GAP_MAX_MS);
-	next_up_trial = pcc_time_plus_ms(now, st->up_gap_ms);
-	st->trial_down = st->next_down_trial <= next_up_trial;
-	st->next_trial = Max(pcc_time_plus_ms(now, TRIAL_GAP_MS),
-						 Min(next_up_trial, st->next_down_trial));
+	else
+	{
+		st->up_gap_ms = Min(2 * st->up_gap_ms, TRIAL_GAP_MAX_MS);
+		st->next_up_trial = pcc_time_plus_ms(now, st->up_gap_ms);
+		st->trial_down = true;
+	}
 }
 
 /*
@@ -291,54 +286,34 @@ run_trial(PccAutoState *st, double base, double other)
 	st->trial_base = base;
 	st->trial_other = other;
 	st->trial_steps = 0;
-	st->trial_bound = false;
+	st->trial_other_saturated = false;
 	st->trial_done[0] = st->trial_done[1] = 0;
 	st->trial_seconds[0] = st->trial_seconds[1] = 0;
 	st->limit = base;
 }
 
 /*
- * Start a throughput trial of the limit against a lower or higher one.
- * At a bound, the trial goes the other way at once (a lower one only when
- * due); if it cannot either, plan the next.
+ * Start a throughput trial of the limit against a lower or a higher one,
+ * whichever is due and within the bounds (the way planned first when
+ * both are).  A gate that is not saturated runs lower trials only: raising
+ * a limit nobody reaches changes nothing, but a lower one that binds can
+ * be faster (fewer backends switch, and with turns a warm backend runs its
+ * session's next work).
  */
 static void
-start_trial(PccAutoState *st, uint32 min, uint32 max, PccTime now)
+start_trial(PccAutoState *st, bool saturated, uint32 min, uint32 max,
+			PccTime now)
 {
 	double		base = rint(st->limit);
-	double		other = other_limit(st, base, st->trial_down, min, max);
+	double		lower = other_limit(st, base, true, min, max);
+	double		higher = other_limit(st, base, false, min, max);
+	bool		down_due = now >= st->next_down_trial && lower < base;
+	bool		up_due = saturated && now >= st->next_up_trial && higher > base;
 
-	if (other == base && (st->trial_down || now >= st->next_down_trial))
-	{
-		st->trial_down = !st->trial_down;
-		other = other_limit(st, base, st->trial_down, min, max);
-	}
-	if (other == base)
-	{
-		plan_next_trial(st, st->trial_down, false, now);
-		st->next_trial = pcc_time_plus_ms(now, TRIAL_GAP_MS);
-		return;
-	}
-	run_trial(st, base, other);
-}
-
-/*
- * A gate that queues nobody may still run faster at a limit that binds
- * (fewer backends switch, and with turns a warm backend runs its
- * session's next work), but raising its limit changes nothing: only a
- * lower limit is tried, when one is due.  Halving a limit nobody reaches
- * is a tie, seen as such after TRIAL_UNREACHED_PAIRS, and a tie keeps the
- * lower limit: the trials walk down to where the limit binds, and on from
- * there as on a saturated gate.
- */
-static void
-start_binding_trial(PccAutoState *st, uint32 min, uint32 max)
-{
-	double		base = rint(st->limit);
-	double		other = other_limit(st, base, true, min, max);
-
-	if (other < base)
-		run_trial(st, base, other);
+	if (down_due && (st->trial_down || !up_due))
+		run_trial(st, base, lower);
+	else if (up_due)
+		run_trial(st, base, higher);
 }
 
 /* The trial is over, or cut short: no comparison with its last interval. */
@@ -352,10 +327,30 @@ end_trial(PccAutoState *st, double limit, PccTime now)
 }
 
 /*
+ * A lower limit that was not saturated at the end of each of its first
+ * TRIAL_UNREACHED_PAIRS intervals binds nobody: a tie, which keeps the
+ * lower limit without measuring it, and the trials walk on down at once
+ * (their gaps and ratio as they were) until a limit binds.  Two readings
+ * can miss a burst: the limit kept may then bind, and a later trial
+ * corrects it.
+ */
+static void
+walk_down(PccAutoState *st, PccTime now)
+{
+	st->ceiling = st->trial_other;
+	st->trial_floor = Min(st->trial_floor, st->trial_other);
+	end_trial(st, st->trial_other, now);
+	st->trial_down = true;
+	st->next_trial = now;
+	st->next_down_trial = now;
+}
+
+/*
  * One interval of a trial: count it to the limit it ran at, switch to the
- * other, and after TRIAL_PAIRS of each keep the better.  A lower limit
- * that kept its throughput is the next trial's base, as is a higher one
- * that raised it; otherwise the next trial goes the other way.
+ * other, and after TRIAL_PAIRS of each keep the better (or end early: see
+ * walk_down).  A lower limit that kept its throughput is the next trial's
+ * base, as is a higher one that raised it; otherwise the next trial goes
+ * the other way.
  */
 static void
 trial_step(PccAutoState *st, const PccAutoSample *s, PccTime now)
@@ -364,26 +359,28 @@ trial_step(PccAutoState *st, const PccAutoSample *s, PccTime now)
 	double		base_rate;
 	double		other_rate;
 	bool		lower = st->trial_other < st->trial_base;
-	bool		unreached;
 	bool		keep;
 
 	st->trial_done[i] += s->done;
 	st->trial_seconds[i] += s->seconds;
 	if (i == 1 && s->saturated)
-		st->trial_bound = true;
+		st->trial_other_saturated = true;
 	++st->trial_steps;
-	unreached = lower && !st->trial_bound &&
-		st->trial_steps == 2 * TRIAL_UNREACHED_PAIRS;
-	if (st->trial_steps < 2 * TRIAL_PAIRS && !unreached)
+	if (lower && !st->trial_other_saturated &&
+		st->trial_steps == 2 * TRIAL_UNREACHED_PAIRS)
+	{
+		walk_down(st, now);
+		return;
+	}
+	if (st->trial_steps < 2 * TRIAL_PAIRS)
 	{
 		st->limit = st->trial_steps % 2 ? st->trial_other : st->trial_base;
 		return;
 	}
 	base_rate = st->trial_done[0] / st->trial_seconds[0];
 	other_rate = st->trial_done[1] / st->trial_seconds[1];
-	/* a lower limit nobody reached is a tie: no need to measure it */
-	keep = unreached || (lower ? other_rate >= base_rate :
-						 other_rate > base_rate * (1 + TRIAL_HIGHER_MARGIN));
+	keep = lower ? other_rate >= base_rate :
+		other_rate > base_rate * (1 + TRIAL_HIGHER_MARGIN);
 	if (keep)
 	{
 		st->ceiling = st->trial_other;
@@ -504,17 +501,10 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 		return true;
 	adjust_limit(st, s, min, max);
 	/* a limit that binds nobody needs no fresh baseline */
-	if (!s->saturated)
-	{
-		if (now >= st->next_trial && now >= st->next_down_trial &&
-			st->throughput >= TRIAL_MIN_RATE)
-			start_binding_trial(st, min, max);
-		return true;
-	}
-	if (now >= st->next_probe)
+	if (s->saturated && now >= st->next_probe)
 		start_probe(st, min, now);
 	else if (now >= st->next_trial && st->throughput >= TRIAL_MIN_RATE)
-		start_trial(st, min, max, now);
+		start_trial(st, s->saturated, min, max, now);
 	return true;
 }
 

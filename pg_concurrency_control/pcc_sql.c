@@ -408,7 +408,7 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 	int32		start = PG_GETARG_INT32(4);
 	float8		client_ms = PG_GETARG_FLOAT8(5);
 	float8		hidden_ms = PG_GETARG_FLOAT8(6);
-	int32		demand = PG_NARGS() > 7 ? PG_GETARG_INT32(7) : 0;
+	int32		demand = PG_GETARG_INT32(7);
 	Datum	   *unloaded;
 	Datum	   *knee;
 	int			nunloaded;
@@ -435,10 +435,15 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unloaded_ms has %d elements but knee has %d", nunloaded, nknee),
 				 errdetail("Each step needs one of each.")));
-	if (auto_min < 1 || auto_max < 1 || start < 1 || demand < 0)
+	if (auto_min < 1 || auto_max < 1 || start < 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("auto_min, auto_max and start must be at least 1, demand not negative")));
+				 errmsg("auto_min, auto_max and start must be at least 1")));
+	if (demand < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("demand must not be negative"),
+				 errhint("Use 0 for more sessions than any limit.")));
 	if (!(client_ms >= 0) || isinf(client_ms) || isnan(hidden_ms) ||
 		isinf(hidden_ms))
 		ereport(ERROR,

@@ -68,10 +68,10 @@ SELECT mode() WITHIN GROUP (ORDER BY max_concurrency) AS usual,
 -- After two lost trials in a row (the knee is near), the trials compare
 -- the limit with it over and times the square root of two instead of half
 -- and twice it: closer limits cost less where they lose, and find a knee
--- between powers of two.  At the knee of 8 they try 6 (was 4), and a way
--- that keeps losing less and less often (11 not in the last 10 s); at a
--- knee of 11, with the hidden cost above, they keep 14, 0.91 of best (half
--- and twice alone: 10, 0.88).
+-- between powers of two.  At the knee of 8 they try 6 (was 4), and 11
+-- ever less often as it keeps losing (not in the last 10 s); at a knee of
+-- 11, with the hidden cost above, they keep 14, 0.91 of best (half and
+-- twice alone: 10, 0.88).
 SELECT array_agg(DISTINCT lim) FILTER (WHERE lim > 2) AS tried
   FROM pcc_sim(steps(300, 1.0), steps(300, 8)) WHERE step > 200;
 SELECT mode() WITHIN GROUP (ORDER BY max_concurrency) AS usual,
@@ -148,11 +148,11 @@ SELECT round((avg(throughput) / 4000)::numeric, 2) AS of_best_static
 -- may still run faster at a limit that binds: here each holder past a
 -- knee of 4 costs every hold 0.2 ms that service time does not show, as
 -- when a thousand backends switch on two CPUs.  Such a gate runs lower
--- trials only; one whose lower limit queues nobody in its first two
+-- trials only; one whose lower limit stays unsaturated for its first two
 -- pairs of intervals is a tie and keeps the lower limit at once (64, 32,
--- 16), until the limit binds (8 at step 42), then it goes on as on a
--- saturated gate.  0.90 of best over 27 s; without these trials the limit
--- stays at 64, 0.68 of best.
+-- 16), until a lower limit binds (8, first tried at step 42), then it goes
+-- on as on a saturated gate.  0.90 of best over 27 s; without these trials
+-- the limit stays at 64, 0.68 of best.
 SELECT mode() WITHIN GROUP (ORDER BY max_concurrency) AS usual,
        min(step) FILTER (WHERE max_concurrency < 10) AS first_binding,
        round((avg(throughput) / 4000)::numeric, 2) AS of_best
@@ -160,7 +160,7 @@ SELECT mode() WITHIN GROUP (ORDER BY max_concurrency) AS usual,
          array_fill(4, ARRAY[300]), 2, 64, 64, 0, 0.2, 10)
  WHERE step > 30;
 -- Where nothing is gained by binding (a knee of 16 for 10 sessions), the
--- limit comes down to 16 and the trials that bind lose: 0.97 of best, the
+-- limit comes down to 16 and the trials that bind lose: 0.98 of best, the
 -- trials included.
 SELECT mode() WITHIN GROUP (ORDER BY max_concurrency) AS usual,
        round((avg(throughput) / 10000)::numeric, 2) AS of_best
