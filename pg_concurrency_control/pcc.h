@@ -145,21 +145,30 @@ typedef enum PccQueueOrder
  * Queue classes.  A waiter's class is its session's priority, except that a
  * statement of a transaction block that already holds a slot is served
  * before everyone, and a session whose turn goes on at another gate is
- * ranked as if it had queued when its turn began.  Lower classes age into
- * higher ones (see pcc_gate_first_waiter).
+ * ranked as if it had queued when its turn began, in a class of its own
+ * per session priority (so that its heads are ranked each by its own
+ * priority).  Lower classes age into higher ones (see
+ * pcc_gate_first_waiter).
  */
 typedef enum PccPriority
 {
 	PCC_PRIORITY_IN_BLOCK,		/* its block holds a slot: never waits behind
 								 * new arrivals */
-	PCC_PRIORITY_IN_TURN,		/* its turn goes on at this gate (see
+	PCC_PRIORITY_IN_TURN_HIGH,	/* its turn goes on at this gate (see
 								 * pcc_gate_resume): ranked as if it had
 								 * queued when its turn began */
-	PCC_PRIORITY_HIGH,
+	PCC_PRIORITY_IN_TURN_NORMAL,
+	PCC_PRIORITY_IN_TURN_LOW,
+	PCC_PRIORITY_HIGH,			/* the session priorities */
 	PCC_PRIORITY_NORMAL,
 	PCC_PRIORITY_LOW,
 	PCC_NUM_PRIORITIES
 } PccPriority;
+
+/* From a session priority to its "in turn" class, and back. */
+#define PCC_PRIORITY_TURN_OFFSET	(PCC_PRIORITY_HIGH - PCC_PRIORITY_IN_TURN_HIGH)
+StaticAssertDecl(PCC_PRIORITY_LOW - PCC_PRIORITY_TURN_OFFSET ==
+				 PCC_PRIORITY_IN_TURN_LOW, "one \"in turn\" class per priority");
 
 /* Outcome of pcc_gate_acquire(). */
 typedef enum PccAdmission
@@ -283,9 +292,8 @@ typedef struct PccBackend
 	int			queue_gate;		/* gate queued on, or PCC_NO_GATE */
 	PccPriority queue_priority; /* class of its last admission request */
 	PccTime		queue_since;	/* when it joined the queue */
-	PccTime		queue_turn_start;	/* in class PCC_PRIORITY_IN_TURN: when
-									 * its turn began */
-	PccPriority queue_turn_priority;	/* and its session's priority */
+	PccTime		queue_turn_start;	/* in an "in turn" class: when its
+									 * turn began */
 	uint64		queue_ticket;	/* its number in that queue, 0 if it did
 								 * not queue for its last admission */
 	uint64		granted_turn;	/* the gate's turn count when it was granted */

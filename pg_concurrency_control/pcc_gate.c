@@ -68,7 +68,7 @@ pcc_gate_name(PccGateId id)
 }
 
 static const char *const priority_names[PCC_NUM_PRIORITIES] = {
-	"in block", "in turn", "high", "normal", "low"
+	"in block", "in turn", "in turn", "in turn", "high", "normal", "low"
 };
 
 const char *
@@ -82,8 +82,8 @@ pcc_priority_name(PccPriority priority)
  * counted: a waiter of a higher priority counts as having arrived
  * priority_aging earlier per class, so it passes lower ones that came less
  * than that before it, and nobody else.  A session whose turn goes on from
- * another gate (class "in turn") counts as having arrived when its turn
- * began, in its session's priority; those of that class are served in the
+ * another gate (an "in turn" class) counts as having arrived when its turn
+ * began, in its session's priority; those of one class are served in the
  * order they queued (at most a turn apart).  Statements of a block holding
  * a slot go first.  Caller holds the gate mutex; the queue is not empty.
  */
@@ -98,7 +98,7 @@ pcc_gate_first_waiter(PccGate *gate)
 	if (!dlist_is_empty(&gate->queues[PCC_PRIORITY_IN_BLOCK]))
 		return dlist_head_element(PccBackend, queue_node,
 								  &gate->queues[PCC_PRIORITY_IN_BLOCK]);
-	for (int p = PCC_PRIORITY_IN_TURN; p < PCC_NUM_PRIORITIES; p++)
+	for (int p = PCC_PRIORITY_IN_TURN_HIGH; p < PCC_NUM_PRIORITIES; p++)
 	{
 		PccBackend *head;
 		PccTime		arrived;
@@ -109,10 +109,10 @@ pcc_gate_first_waiter(PccGate *gate)
 			continue;
 		head = dlist_head_element(PccBackend, queue_node, &gate->queues[p]);
 		arrived = head->queue_since;
-		if (p == PCC_PRIORITY_IN_TURN)
+		if (p < PCC_PRIORITY_HIGH)
 		{
 			arrived = head->queue_turn_start;
-			priority = head->queue_turn_priority;
+			priority = p + PCC_PRIORITY_TURN_OFFSET;
 		}
 		aged_at = arrived + (priority - PCC_PRIORITY_HIGH) * aging_us;
 		if (first == NULL || aged_at < first_at)
@@ -591,7 +591,8 @@ pcc_gate_forget_hold(PccBackend *me, PccGateId id)
  * Take a slot of gate id, waiting in the queue of the given class if
  * needed, and record the hold: a fresh hold starts a turn, unless
  * turn_start is not 0: then the session's turn that began then goes on,
- * and it queues in class PCC_PRIORITY_IN_TURN (see pcc_gate_resume).
+ * and it queues in the "in turn" class of its priority (see
+ * pcc_gate_resume).
  * Errors out on cancel, a full queue or a timeout with TCC_rollback;
  * returns PCC_OVERCOMMITTED, holding nothing, for a timeout with
  * TCC_break.
@@ -606,12 +607,12 @@ pcc_gate_acquire(PccGateId id, int timeout_ms, PccTimeoutAction action,
 	me->queue_ticket = 0;		/* until it joins a queue */
 	me->granted_turn = 0;
 	me->granted_at = pcc_now();
-	me->queue_priority = turn_start != 0 ? PCC_PRIORITY_IN_TURN : priority;
+	me->queue_priority = priority;
 	if (turn_start != 0)
 	{
 		Assert(priority >= PCC_PRIORITY_HIGH);
+		me->queue_priority = priority - PCC_PRIORITY_TURN_OFFSET;
 		me->queue_turn_start = turn_start;
-		me->queue_turn_priority = priority;
 	}
 	if (!pcc_gate_try_fast(gate) &&
 		!pcc_gate_enqueue(id, gate, me, me->queue_priority))

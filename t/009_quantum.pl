@@ -1,7 +1,8 @@
 # pg_concurrency_control.quantum: a session keeps its transaction slot
 # between the transactions of its turn while others wait, and gives it back
 # when the turn ends, when it runs something needing another gate (where
-# its turn goes on ahead of new turns), and when it exits or is terminated.
+# its turn goes on ahead of new turns, ranked by its priority), and when it
+# exits or is terminated.
 use strict;
 use warnings;
 use FindBin;
@@ -266,6 +267,34 @@ finish($_) for ($w[0], $hold, $w[1], $s);
 is(log_order($node), 'w0,hold,w1,s', 'w1 went first: it queued before s\'s turn began');
 no_problems($node, 'a turn across gates, queued before');
 
-$_->quit for ($s, $hold, @w);
+# --- each "in turn" waiter is ranked by its own session's priority: a
+# high-priority session whose turn goes on passes a low-priority one that
+# queued in its turn before it
+pcc_reload($node, transaction_concurrency => '2', priority_aging => '1h');
+my ($lo, $hi) = (session($node), session($node));
+$lo->query_safe("SET pg_concurrency_control.priority = 'low'");
+$hi->query_safe("SET pg_concurrency_control.priority = 'high'");
+$lo->query_safe('BEGIN');
+$hi->query_safe('BEGIN');
+send_sql($w[0], txn('w0'));
+ok(wait_gate($node, 'transaction', 'waiting', 1), 'w0 queues behind lo and hi');
+$lo->query_safe('COMMIT');
+$hi->query_safe('COMMIT');
+is(gate_value($node, 'transaction', 'lingering'), '2', 'lo and hi keep their transaction slots');
+send_sql($hold, "INSERT INTO log (who) SELECT 'hold' FROM pg_sleep(3); SELECT 1;");
+ok(wait_gate($node, 'autocommit', 'running', 1), 'hold takes the autocommit slot');
+send_sql($lo, "INSERT INTO log (who) VALUES ('lo');");
+ok(wait_gate($node, 'autocommit', 'waiting', 1), 'lo queues in its turn');
+send_sql($hi, "INSERT INTO log (who) VALUES ('hi');");
+ok(wait_gate($node, 'autocommit', 'waiting', 2), 'hi queues in its turn after lo');
+is( $node->safe_psql('pccmon',
+		"SELECT count(*) FROM pg_concurrency_control_backends()"
+		  . " WHERE gate = 'autocommit' AND state || ' ' || priority = 'waiting in turn'"),
+	'2', 'backends() shows both waiting in turn');
+finish($_) for ($w[0], $hold, $lo, $hi);
+is(log_order($node), 'w0,hold,hi,lo', 'hi went ahead of lo, which queued before it');
+no_problems($node, 'turns across gates in two priorities');
+
+$_->quit for ($s, $hold, @w, $lo, $hi);
 $node->stop;
 done_testing();
