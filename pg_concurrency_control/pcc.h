@@ -212,13 +212,14 @@ typedef struct PccAutoState
 	bool		yielding;		/* shrinking for other gates' work */
 	double		ceiling;		/* growth stops here, per the last trials */
 	double		trial_floor;	/* and shrinking here */
-	PccTime next_trial;		/* when to compare throughput again */
+	PccTime next_trial;		/* no trial before, whichever way is due */
 	PccTime next_down_trial;	/* when a trial may try lower again */
 	PccTime next_up_trial;	/* and higher */
 	int			down_gap_ms;	/* time between rejected lower trials */
 	int			up_gap_ms;		/* and between rejected higher ones */
-	bool		trial_down;		/* the next trial tries lower, if due */
-	int			trials_lost;	/* lost in a row since one was kept */
+	bool		trial_down;		/* lower first when both ways are due */
+	int			trials_lost;	/* lost in a row since one was kept (a
+								 * tie in walk_down leaves it) */
 	bool		trial_on;		/* a throughput trial is under way */
 	double		trial_base;		/* the limit on trial */
 	double		trial_other;	/* and the one it is compared with */

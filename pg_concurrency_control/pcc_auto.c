@@ -39,13 +39,14 @@
  * loses, from twice TRIAL_GAP_MS up to TRIAL_GAP_MAX_MS: at the knee every
  * trial costs (with turns, twice the best limit can run at two thirds of
  * its throughput).  A higher limit is also tried at once after a lost
- * lower one (the knee is not below).  Alternating cancels the slow drift
- * of a noisy machine.  A gate that is not saturated runs lower trials
- * only: a limit that binds can be faster there (fewer backends switch, and
- * with turns a warm backend runs its session's next work), and a lower
- * limit that stays unsaturated is a tie that ends its trial early
- * (walk_down).  Work completing fewer than TRIAL_MIN_RATE times a second,
- * and a yielding gate, run no trials.
+ * lower one (the knee is not below); after a lost higher one, any trial
+ * waits TRIAL_GAP_MS.  Alternating cancels the slow drift of a noisy
+ * machine.  A gate that is not saturated runs lower trials only: a limit
+ * that binds can be faster there (fewer backends switch, and with turns a
+ * warm backend runs its session's next work), and a lower limit that
+ * stays unsaturated is a tie that ends its trial early (walk_down).  Work
+ * completing fewer than TRIAL_MIN_RATE times a second, and a yielding
+ * gate, run no trials.
  *
  * Each gate's controller sees only its own work's slowdown, and a burst
  * of big queries slows the other gates' work more than its own.  So the
@@ -109,10 +110,11 @@
 #define FRESH_MS			1000
 
 /*
- * Throughput trials: intervals at each of the two limits, the least time
- * between trials, and how much better a higher limit must be to be kept
- * (a lower one is kept unless worse: the same throughput with fewer
- * holders is lower latency).
+ * Throughput trials: intervals at each of the two limits; the pause after
+ * a lost higher trial (or one cut short), from which the gaps before a
+ * way that keeps losing double, and their most; and how much better a
+ * higher limit must be to be kept (a lower one is kept unless worse: the
+ * same throughput with fewer holders is lower latency).
  */
 #define TRIAL_PAIRS			10
 #define TRIAL_GAP_MS		3000
@@ -342,7 +344,6 @@ walk_down(PccAutoState *st, PccTime now)
 	end_trial(st, st->trial_other, now);
 	st->trial_down = true;
 	st->next_trial = now;
-	st->next_down_trial = now;
 }
 
 /*

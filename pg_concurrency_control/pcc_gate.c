@@ -125,7 +125,10 @@ pcc_gate_first_waiter(PccGate *gate)
 	return first;
 }
 
-/* The newest waiter of the highest class present. */
+/*
+ * The newest waiter of the highest class present (sessions in turn before
+ * fresh ones, whatever their priority).
+ */
 static PccBackend *
 pcc_gate_newest_waiter(PccGate *gate)
 {

@@ -269,7 +269,8 @@ no_problems($node, 'a turn across gates, queued before');
 
 # --- each "in turn" waiter is ranked by its own session's priority: a
 # high-priority session whose turn goes on passes a low-priority one that
-# queued in its turn before it
+# queued in its turn before it (two waiters at the transaction gate, so
+# that hi's slot stays kept, its turn on, after lo gives its slot to w0)
 pcc_reload($node, transaction_concurrency => '2', priority_aging => '1h');
 my ($lo, $hi) = (session($node), session($node));
 $lo->query_safe("SET pg_concurrency_control.priority = 'low'");
@@ -277,11 +278,12 @@ $hi->query_safe("SET pg_concurrency_control.priority = 'high'");
 $lo->query_safe('BEGIN');
 $hi->query_safe('BEGIN');
 send_sql($w[0], txn('w0'));
-ok(wait_gate($node, 'transaction', 'waiting', 1), 'w0 queues behind lo and hi');
+send_sql($w[1], txn('w1'));
+ok(wait_gate($node, 'transaction', 'waiting', 2), 'w0 and w1 queue behind lo and hi');
 $lo->query_safe('COMMIT');
 $hi->query_safe('COMMIT');
 is(gate_value($node, 'transaction', 'lingering'), '2', 'lo and hi keep their transaction slots');
-send_sql($hold, "INSERT INTO log (who) SELECT 'hold' FROM pg_sleep(3); SELECT 1;");
+send_sql($hold, "INSERT INTO log (who) SELECT 'hold' FROM pg_sleep(5); SELECT 1;");
 ok(wait_gate($node, 'autocommit', 'running', 1), 'hold takes the autocommit slot');
 send_sql($lo, "INSERT INTO log (who) VALUES ('lo');");
 ok(wait_gate($node, 'autocommit', 'waiting', 1), 'lo queues in its turn');
@@ -291,8 +293,9 @@ is( $node->safe_psql('pccmon',
 		"SELECT count(*) FROM pg_concurrency_control_backends()"
 		  . " WHERE gate = 'autocommit' AND state || ' ' || priority = 'waiting in turn'"),
 	'2', 'backends() shows both waiting in turn');
-finish($_) for ($w[0], $hold, $lo, $hi);
-is(log_order($node), 'w0,hold,hi,lo', 'hi went ahead of lo, which queued before it');
+# hi keeps the autocommit slot in its turn: its query gives it back to lo
+finish($_) for ($w[0], $w[1], $hold, $hi, $lo);
+is(log_order($node), 'w0,w1,hold,hi,lo', 'hi went ahead of lo, which queued before it');
 no_problems($node, 'turns across gates in two priorities');
 
 $_->quit for ($s, $hold, @w, $lo, $hi);
