@@ -501,10 +501,15 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 	if (s->yield)
 		return true;
 	adjust_limit(st, s, min, max);
-	/* a limit that binds nobody needs no fresh baseline */
+	/*
+	 * A limit that binds nobody needs no fresh baseline, and no pause
+	 * between trials for the band, which does not grow it: only the gap of
+	 * lost lower trials holds back the next.
+	 */
 	if (s->saturated && now >= st->next_probe)
 		start_probe(st, min, now);
-	else if (now >= st->next_trial && st->throughput >= TRIAL_MIN_RATE)
+	else if ((now >= st->next_trial || !s->saturated) &&
+			 st->throughput >= TRIAL_MIN_RATE)
 		start_trial(st, s->saturated, min, max, now);
 	return true;
 }
