@@ -318,6 +318,19 @@ start_trial(PccAutoState *st, bool saturated, uint32 min, uint32 max,
 		run_trial(st, base, higher);
 }
 
+/*
+ * The trial's other limit is kept: the band may not grow past it, and a
+ * higher one that raised throughput is also the floor, slower service or
+ * not.
+ */
+static void
+keep_other(PccAutoState *st, bool lower)
+{
+	st->ceiling = st->trial_other;
+	st->trial_floor = lower ? Min(st->trial_floor, st->trial_other) :
+		st->trial_other;
+}
+
 /* The trial is over, or cut short: no comparison with its last interval. */
 static void
 end_trial(PccAutoState *st, double limit, PccTime now)
@@ -339,8 +352,7 @@ end_trial(PccAutoState *st, double limit, PccTime now)
 static void
 walk_down(PccAutoState *st, PccTime now)
 {
-	st->ceiling = st->trial_other;
-	st->trial_floor = Min(st->trial_floor, st->trial_other);
+	keep_other(st, true);
 	end_trial(st, st->trial_other, now);
 	st->trial_down = true;
 	st->next_trial = now;
@@ -383,12 +395,7 @@ trial_step(PccAutoState *st, const PccAutoSample *s, PccTime now)
 	keep = lower ? other_rate >= base_rate :
 		other_rate > base_rate * (1 + TRIAL_HIGHER_MARGIN);
 	if (keep)
-	{
-		st->ceiling = st->trial_other;
-		/* a higher limit that raised throughput stays, slower service or not */
-		st->trial_floor = lower ? Min(st->trial_floor, st->trial_other) :
-			st->trial_other;
-	}
+		keep_other(st, lower);
 	else if (!lower)
 		st->ceiling = st->trial_base;
 	if (!keep)

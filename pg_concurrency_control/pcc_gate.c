@@ -610,13 +610,10 @@ pcc_gate_acquire(PccGateId id, int timeout_ms, PccTimeoutAction action,
 	me->queue_ticket = 0;		/* until it joins a queue */
 	me->granted_turn = 0;
 	me->granted_at = pcc_now();
-	me->queue_priority = priority;
-	if (turn_start != 0)
-	{
-		Assert(priority >= PCC_PRIORITY_HIGH);
-		me->queue_priority = priority - PCC_PRIORITY_TURN_OFFSET;
-		me->queue_turn_start = turn_start;
-	}
+	Assert(turn_start == 0 || priority >= PCC_PRIORITY_HIGH);
+	me->queue_priority = turn_start != 0 ?
+		priority - PCC_PRIORITY_TURN_OFFSET : priority;
+	me->queue_turn_start = turn_start;
 	if (!pcc_gate_try_fast(gate) &&
 		!pcc_gate_enqueue(id, gate, me, me->queue_priority))
 	{
