@@ -225,6 +225,7 @@ typedef struct PccAutoState
 	double		trial_other;	/* and the one it is compared with */
 	int			trial_steps;	/* intervals measured; odd ones at other */
 	bool		trial_other_saturated;	/* other was, at an interval's end */
+	bool		trial_last_saturated;	/* so was the last interval */
 	double		trial_done[2];	/* completions at base, at other */
 	double		trial_seconds[2];	/* and the time each ran */
 } PccAutoState;

@@ -20,8 +20,8 @@
  * at auto_min until the running work has drained to it, takes one
  * interval's service time as the new baseline and restores the limit.  A
  * probe runs when the controller starts, every PCC_AUTO_PROBE_EVERY_MS,
- * and when service time doubles or halves at a steady limit for two
- * intervals (the work changed).
+ * when service time doubles or halves at a steady limit for two intervals
+ * (the work changed), and after a higher trial drained the queue (below).
  *
  * Service time does not see everything that more holders cost: a woken
  * backend's wait for a CPU, the CPU that runnable backends take from
@@ -44,9 +44,11 @@
  * machine.  A gate that is not saturated runs lower trials only: a limit
  * that binds can be faster there (fewer backends switch, and with turns a
  * warm backend runs its session's next work), and a lower limit that
- * stays unsaturated is a tie that ends its trial early (walk_down).  Work
- * completing fewer than TRIAL_MIN_RATE times a second, and a yielding
- * gate, run no trials.
+ * stays unsaturated is a tie that ends its trial early (walk_down).  A
+ * higher trial that leaves its base binding nobody has drained the queue,
+ * which with turns keeps itself and makes the base fast: it has lost, and
+ * a probe forms the queue again.  Work completing fewer than
+ * TRIAL_MIN_RATE times a second, and a yielding gate, run no trials.
  *
  * Each gate's controller sees only its own work's slowdown, and a burst
  * of big queries slows the other gates' work more than its own.  So the
@@ -359,13 +361,41 @@ walk_down(PccAutoState *st, PccTime now)
 }
 
 /*
+ * The trial is decided: a kept limit is the next trial's base; a loss
+ * counts, and after a lost higher trial its base is the band's ceiling.
+ * Then plan the next trial.
+ */
+static void
+finish_trial(PccAutoState *st, bool lower, bool keep, PccTime now)
+{
+	if (keep)
+		keep_other(st, lower);
+	else
+	{
+		st->trials_lost++;
+		if (!lower)
+			st->ceiling = st->trial_base;
+	}
+	end_trial(st, keep ? st->trial_other : st->trial_base, now);
+	plan_next_trial(st, lower, keep, now);
+}
+
+/*
  * One interval of a trial: count it to the limit it ran at, switch to the
  * other, and after TRIAL_PAIRS of each keep the better (or end early: see
  * walk_down).  A lower limit that kept its throughput is the next trial's
  * base, as is a higher one that raised it; otherwise the next trial goes
  * the other way.
+ *
+ * A higher trial whose base binds nobody right after an interval at the
+ * higher limit that bound nobody either has drained the queue that made
+ * the base bind (two readings in a row: one can miss a burst).  With
+ * turns a queue keeps itself (a holder keeps its slot while others wait,
+ * so they go on waiting); once the queue is gone, the base runs as the
+ * higher limit does.  The trial has lost, and returns false for the
+ * caller to form the queue again by a probe.
  */
-static void
+static bool
 trial_step(PccAutoState *st, const PccAutoSample *s, PccTime now)
 {
 	int			i = st->trial_steps % 2;	/* odd intervals run at other */
@@ -374,6 +404,13 @@ trial_step(PccAutoState *st, const PccAutoSample *s, PccTime now)
 	bool		lower = st->trial_other < st->trial_base;
 	bool		keep;
 
+	if (!lower && i == 0 && st->trial_steps > 0 && !s->saturated &&
+		!st->trial_last_saturated)
+	{
+		finish_trial(st, false, false, now);
+		return false;
+	}
+	st->trial_last_saturated = s->saturated;
 	st->trial_done[i] += s->done;
 	st->trial_seconds[i] += s->seconds;
 	if (i == 1 && s->saturated)
@@ -383,25 +420,19 @@ trial_step(PccAutoState *st, const PccAutoSample *s, PccTime now)
 		st->trial_steps == 2 * TRIAL_UNREACHED_PAIRS)
 	{
 		walk_down(st, now);
-		return;
+		return true;
 	}
 	if (st->trial_steps < 2 * TRIAL_PAIRS)
 	{
 		st->limit = st->trial_steps % 2 ? st->trial_other : st->trial_base;
-		return;
+		return true;
 	}
 	base_rate = st->trial_done[0] / st->trial_seconds[0];
 	other_rate = st->trial_done[1] / st->trial_seconds[1];
 	keep = lower ? other_rate >= base_rate :
 		other_rate > base_rate * (1 + TRIAL_HIGHER_MARGIN);
-	if (keep)
-		keep_other(st, lower);
-	else if (!lower)
-		st->ceiling = st->trial_base;
-	if (!keep)
-		st->trials_lost++;
-	end_trial(st, keep ? st->trial_other : st->trial_base, now);
-	plan_next_trial(st, lower, keep, now);
+	finish_trial(st, lower, keep, now);
+	return true;
 }
 
 /*
@@ -502,7 +533,8 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 		set_baseline(st, service_us, now);
 	if (st->trial_on)
 	{
-		trial_step(st, s, now);
+		if (!trial_step(st, s, now) && st->limit > min)
+			start_probe(st, min, now);
 		return true;
 	}
 	if (s->yield)

@@ -37,6 +37,13 @@ PG_FUNCTION_INFO_V1(pg_concurrency_control_auto_simulate);
 #define CHECK_COLS		2
 #define SIMULATE_COLS	7
 
+/*
+ * In the model with turns, a queue keeps itself while the limit times this
+ * is below the sessions: at 64 connections select-only kept a queue at a
+ * limit of 8 and drained it at 16.
+ */
+#define SIM_QUEUE_KEEPS 4
+
 /* A gate's numbers, copied out under its mutex (O(1) hold). */
 typedef struct GateSnapshot
 {
@@ -379,14 +386,19 @@ pg_concurrency_control_config_loaded(PG_FUNCTION_ARGS)
 
 /*
  * pg_concurrency_control_auto_simulate(unloaded_ms[], knee[], auto_min,
- * auto_max, start, client_ms, hidden_ms, demand): run the adaptive limit's
- * controller against a model server, one row per PCC_AUTO_INTERVAL_MS step,
- * to test and explain it.
+ * auto_max, start, client_ms, hidden_ms, demand, sessions): run the
+ * adaptive limit's controller against a model server, one row per
+ * PCC_AUTO_INTERVAL_MS step, to test and explain it.
  * In step i the model serves up to knee[i] holders at once in unloaded_ms[i]
  * each; more holders share that capacity, so their service time grows in
  * proportion.  demand sessions want a slot at once (0: always more than
  * the limit, so that sessions wait); the gate is saturated when they
- * occupy every slot.  Each holder
+ * occupy every slot, and then sessions queue.  With sessions > 0 (and a
+ * demand) the model has turns: a queue keeps itself, every slot held, while
+ * the limit is below the sessions over SIM_QUEUE_KEEPS (a holder keeps its
+ * slot while others wait); while nobody queues, all the sessions run
+ * (their clients' round trips, parsing) and count as holders for
+ * hidden_ms below.  Each holder
  * also spends client_ms of its hold waiting for its client, loading
  * nothing; the controller's service time leaves that out, as it does live.
  * Each holder past the knee adds hidden_ms to every hold outside the
@@ -409,6 +421,8 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 	float8		client_ms = PG_GETARG_FLOAT8(5);
 	float8		hidden_ms = PG_GETARG_FLOAT8(6);
 	int32		demand = PG_GETARG_INT32(7);
+	int32		sessions = PG_GETARG_INT32(8);
+	bool		queued = false;
 	Datum	   *unloaded;
 	Datum	   *knee;
 	int			nunloaded;
@@ -444,6 +458,11 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("demand must not be negative"),
 				 errhint("Use 0 for more sessions than any limit.")));
+	if (sessions < 0 || (sessions > 0 && sessions < demand))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("sessions must be 0 or at least demand"),
+				 errhint("Use 0 for a model without turns.")));
 	if (!(client_ms >= 0) || isinf(client_ms) || isnan(hidden_ms) ||
 		isinf(hidden_ms))
 		ereport(ERROR,
@@ -456,7 +475,8 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 		double		base_ms = DatumGetFloat8(unloaded[step]);
 		int32		capacity = DatumGetInt32(knee[step]);
 		uint32		limit = (uint32) rint(st.limit);
-		uint32		holders = demand > 0 ? Min(limit, (uint32) demand) : limit;
+		uint32		holders;
+		uint32		running;	/* counted for hidden_ms */
 		PccAutoSample s;
 		Datum		values[SIMULATE_COLS];
 		bool		nulls[SIMULATE_COLS] = {0};
@@ -471,19 +491,24 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("step %d: unloaded_ms must be positive and finite, knee at least 1",
 							step + 1)));
+		queued = demand == 0 || (uint32) demand >= limit ||
+			(queued && (uint64) limit * SIM_QUEUE_KEEPS < (uint64) sessions);
+		holders = queued ? limit : (uint32) demand;
+		running = sessions > 0 && !queued ? Max(holders, (uint32) sessions) :
+			holders;
 		/* past the knee, holders at the server share it */
 		at_server = holders * base_ms / (base_ms + client_ms);
 		service_us = 1000.0 * (at_server <= capacity ? base_ms :
 							   base_ms * holders / capacity - client_ms);
 		hold_us = service_us + 1000.0 * (client_ms +
-										 hidden_ms * Max(0, (int32) holders - capacity));
+										 hidden_ms * Max(0, (int32) running - capacity));
 		done = rint(holders * interval_s * 1e6 / Max(hold_us, service_us / 2));
 		/* what this interval brought, added to what is not consumed yet */
 		s.seconds = pending.seconds + interval_s;
 		s.done = pending.done + (uint64) done;
 		s.service_us = pending.service_us + service_us * done;
 		s.running = holders;
-		s.saturated = holders == limit;
+		s.saturated = queued;
 		s.yield = false;
 		now = pcc_time_plus_ms(now, PCC_AUTO_INTERVAL_MS);
 		if (pcc_auto_step(&st, &s, (uint32) auto_min, (uint32) auto_max, now))
