@@ -45,9 +45,9 @@
  * that binds can be faster there (fewer backends switch, and with turns a
  * warm backend runs its session's next work), and a lower limit that
  * stays unsaturated is a tie that ends its trial early (walk_down).  A
- * higher trial that leaves its base binding nobody has drained the queue,
- * which with turns keeps itself and makes the base fast: it has lost, and
- * a probe forms the queue again.  Work completing fewer than
+ * higher trial after which neither limit binds anybody has drained the
+ * queue, which with turns keeps itself and makes the base fast: it has
+ * lost, and a probe forms the queue again.  Work completing fewer than
  * TRIAL_MIN_RATE times a second, and a yielding gate, run no trials.
  *
  * Each gate's controller sees only its own work's slowdown, and a burst

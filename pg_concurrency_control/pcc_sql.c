@@ -476,7 +476,7 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 		int32		capacity = DatumGetInt32(knee[step]);
 		uint32		limit = (uint32) rint(st.limit);
 		uint32		holders;
-		uint32		running;	/* counted for hidden_ms */
+		uint32		runnable;	/* sessions counted for hidden_ms */
 		PccAutoSample s;
 		Datum		values[SIMULATE_COLS];
 		bool		nulls[SIMULATE_COLS] = {0};
@@ -494,14 +494,14 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 		queued = demand == 0 || (uint32) demand >= limit ||
 			(queued && (uint64) limit * SIM_QUEUE_KEEPS < (uint64) sessions);
 		holders = queued ? limit : (uint32) demand;
-		running = sessions > 0 && !queued ? Max(holders, (uint32) sessions) :
+		runnable = sessions > 0 && !queued ? Max(holders, (uint32) sessions) :
 			holders;
 		/* past the knee, holders at the server share it */
 		at_server = holders * base_ms / (base_ms + client_ms);
 		service_us = 1000.0 * (at_server <= capacity ? base_ms :
 							   base_ms * holders / capacity - client_ms);
 		hold_us = service_us + 1000.0 * (client_ms +
-										 hidden_ms * Max(0, (int32) running - capacity));
+										 hidden_ms * Max(0, (int32) runnable - capacity));
 		done = rint(holders * interval_s * 1e6 / Max(hold_us, service_us / 2));
 		/* what this interval brought, added to what is not consumed yet */
 		s.seconds = pending.seconds + interval_s;
