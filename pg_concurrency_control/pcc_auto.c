@@ -62,7 +62,8 @@
  *
  * The controller's state is written only by the watchdog (or, for the
  * simulation function, in local memory); the status function reads it
- * racily.
+ * racily.  With log_auto on, the watchdog logs each probe and each
+ * trial's verdict (the model logs nothing).
  *
  *-------------------------------------------------------------------------
  */
@@ -74,6 +75,8 @@
 #include "utils/timestamp.h"
 
 #include "pcc_auto.h"
+#include "pcc_gate.h"
+#include "pcc_guc.h"
 
 /* Fewer completions than this make no sample: keep accumulating. */
 #define MIN_SAMPLES			8
@@ -140,16 +143,43 @@
 #define TRIAL_RATIO_FAR		2.0
 #define TRIAL_RATIO_NEAR	M_SQRT2
 
+/*
+ * The gate whose controller the watchdog steps now, while log_auto is on;
+ * NULL otherwise, and always in the model.
+ */
+static const char *logging_gate = NULL;
+
+static void auto_log(const char *fmt,...) pg_attribute_printf(1, 2);
+
+static void
+auto_log(const char *fmt,...)
+{
+	char		what[256];
+	va_list		args;
+
+	if (logging_gate == NULL)
+		return;
+	va_start(args, fmt);
+	vsnprintf(what, sizeof(what), fmt, args);
+	va_end(args);
+	ereport(LOG,
+			(errmsg("pg_concurrency_control: %s gate: %s", logging_gate, what)));
+}
+
 static double
 clamp_limit(double limit, uint32 min, uint32 max)
 {
 	return Max((double) min, Min((double) Max(min, max), limit));
 }
 
-/* A probe: hold the limit at auto_min until the work has drained to it. */
+/*
+ * A probe: hold the limit at auto_min until the work has drained to it.
+ * why says what called it, for the log.
+ */
 static void
-start_probe(PccAutoState *st, uint32 min, PccTime now)
+start_probe(PccAutoState *st, uint32 min, PccTime now, const char *why)
 {
+	auto_log("probe at %u from limit %.0f (%s)", min, st->limit, why);
 	st->probe_saved_limit = st->limit;
 	st->probe_since = now;
 	st->limit = min;
@@ -171,7 +201,7 @@ pcc_auto_start(PccAutoState *st, uint32 limit, uint32 min, uint32 max,
 	st->next_trial = pcc_time_plus_ms(now, TRIAL_GAP_MS);
 	st->down_gap_ms = TRIAL_GAP_MS;
 	st->up_gap_ms = TRIAL_GAP_MS;
-	start_probe(st, min, now);
+	start_probe(st, min, now, "the controller starts");
 }
 
 /* A new baseline; the floor keeps the lowest of the last window or two. */
@@ -194,10 +224,18 @@ set_baseline(PccAutoState *st, double us, PccTime now)
 	}
 }
 
+/* The probe is over: measured (the baseline is set) or given up. */
 static void
-end_probe(PccAutoState *st, uint32 min, uint32 max, PccTime now)
+end_probe(PccAutoState *st, bool measured, uint32 min, uint32 max,
+		  PccTime now)
 {
 	st->limit = clamp_limit(st->probe_saved_limit, min, max);
+	if (measured)
+		auto_log("probe: baseline %.3f ms, limit back to %.0f",
+				 st->baseline_us / 1000.0, st->limit);
+	else
+		auto_log("probe: the work did not drain to %u within %d ms, limit back to %.0f",
+				 min, PROBE_MAX_MS, st->limit);
 	st->probe_since = 0;
 	st->probe_ended = now;
 	st->next_probe = pcc_time_plus_ms(now, PCC_AUTO_PROBE_EVERY_MS);
@@ -333,6 +371,19 @@ keep_other(PccAutoState *st, bool lower)
 		st->trial_other;
 }
 
+/* Log the trial's verdict, with the throughputs of both limits so far. */
+static void
+log_trial(const PccAutoState *st, const char *verdict)
+{
+	double		seconds = st->trial_seconds[0] + st->trial_seconds[1];
+
+	auto_log("trial of %.0f against %.0f over %.1f s (%.0f and %.0f completions/s): %s; ceiling %.0f, floor %.0f",
+			 st->trial_other, st->trial_base, seconds,
+			 st->trial_seconds[1] > 0 ? st->trial_done[1] / st->trial_seconds[1] : 0,
+			 st->trial_seconds[0] > 0 ? st->trial_done[0] / st->trial_seconds[0] : 0,
+			 verdict, st->ceiling, st->trial_floor);
+}
+
 /* The trial is over, or cut short: no comparison with its last interval. */
 static void
 end_trial(PccAutoState *st, double limit, PccTime now)
@@ -355,6 +406,7 @@ static void
 walk_down(PccAutoState *st, PccTime now)
 {
 	keep_other(st, true);
+	log_trial(st, "it bound nobody, kept as a tie");
 	end_trial(st, st->trial_other, now);
 	st->trial_down = true;
 	st->next_trial = now;
@@ -366,7 +418,8 @@ walk_down(PccAutoState *st, PccTime now)
  * Then plan the next trial.
  */
 static void
-finish_trial(PccAutoState *st, bool lower, bool keep, PccTime now)
+finish_trial(PccAutoState *st, bool lower, bool keep, const char *verdict,
+			 PccTime now)
 {
 	if (keep)
 		keep_other(st, lower);
@@ -376,6 +429,7 @@ finish_trial(PccAutoState *st, bool lower, bool keep, PccTime now)
 		if (!lower)
 			st->ceiling = st->trial_base;
 	}
+	log_trial(st, verdict);
 	end_trial(st, keep ? st->trial_other : st->trial_base, now);
 	plan_next_trial(st, lower, keep, now);
 }
@@ -407,7 +461,7 @@ trial_step(PccAutoState *st, const PccAutoSample *s, PccTime now)
 	if (!lower && i == 0 && st->trial_steps > 0 && !s->saturated &&
 		!st->trial_last_saturated)
 	{
-		finish_trial(st, false, false, now);
+		finish_trial(st, false, false, "the queue drained, lost", now);
 		return false;
 	}
 	st->trial_last_saturated = s->saturated;
@@ -431,7 +485,7 @@ trial_step(PccAutoState *st, const PccAutoSample *s, PccTime now)
 	other_rate = st->trial_done[1] / st->trial_seconds[1];
 	keep = lower ? other_rate >= base_rate :
 		other_rate > base_rate * (1 + TRIAL_HIGHER_MARGIN);
-	finish_trial(st, lower, keep, now);
+	finish_trial(st, lower, keep, keep ? "kept" : "lost", now);
 	return true;
 }
 
@@ -488,10 +542,13 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 
 	if (st->probe_since != 0 &&
 		pcc_time_exceeds(st->probe_since, now, PROBE_MAX_MS))
-		end_probe(st, min, max, now);	/* never drained: give up */
+		end_probe(st, false, min, max, now);	/* never drained: give up */
 	st->yielding = s->yield;
 	if (s->yield && st->trial_on)
+	{
+		log_trial(st, "cut short to yield");
 		end_trial(st, st->trial_base, now);
+	}
 	if (s->yield)
 		yield_step(st, min, max);
 	if (s->done < MIN_SAMPLES)
@@ -513,7 +570,7 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 		if (drained)
 		{
 			set_baseline(st, service_us, now);
-			end_probe(st, min, max, now);
+			end_probe(st, true, min, max, now);
 		}
 		return true;
 	}
@@ -525,7 +582,7 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 		 * noise in the service time would hand the limit back to the band.
 		 */
 		trial_at_once(st, false, now);
-		start_probe(st, min, now);
+		start_probe(st, min, now, "the work changed");
 		return true;
 	}
 	if (st->baseline_us <= 0 || service_us < st->baseline_us ||
@@ -534,7 +591,7 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 	if (st->trial_on)
 	{
 		if (!trial_step(st, s, now) && st->limit > min)
-			start_probe(st, min, now);
+			start_probe(st, min, now, "the queue drained");
 		return true;
 	}
 	if (s->yield)
@@ -546,7 +603,7 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 	 * lost lower trials holds back the next.
 	 */
 	if (s->saturated && now >= st->next_probe)
-		start_probe(st, min, now);
+		start_probe(st, min, now, "periodic");
 	else if ((now >= st->next_trial || !s->saturated) &&
 			 st->throughput >= TRIAL_MIN_RATE)
 		start_trial(st, s->saturated, min, max, now);
@@ -703,11 +760,12 @@ pcc_auto_tick(PccGateId id, PccTime now)
 		gate->auto_seen_at = 0;
 		return false;
 	}
+	if (gate->auto_seen_at != 0 &&
+		!pcc_time_exceeds(gate->auto_seen_at, now, PCC_AUTO_INTERVAL_MS - 1))
+		return false;
+	logging_gate = pcc_log_auto ? pcc_gate_name(id) : NULL;
 	if (gate->auto_seen_at == 0)
 		pcc_auto_start(st, published, min, max, now);
-	else if (!pcc_time_exceeds(gate->auto_seen_at, now,
-										 PCC_AUTO_INTERVAL_MS - 1))
-		return false;
 	else
 	{
 		s.done = done - gate->auto_seen_done;
@@ -718,6 +776,7 @@ pcc_auto_tick(PccGateId id, PccTime now)
 		s.yield = id == PCC_GATE_BIGQUERY && bigquery_must_yield(now);
 		consumed = pcc_auto_step(st, &s, min, max, now);
 	}
+	logging_gate = NULL;
 	if (consumed)
 	{
 		gate->auto_seen_done = done;

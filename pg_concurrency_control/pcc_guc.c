@@ -48,6 +48,7 @@ int			pcc_priority = PCC_PRIORITY_NORMAL;
 static int		pcc_priority_aging = 10 * 1000;
 static int		pcc_auto_min = 2;
 static int		pcc_auto_max = 64;
+bool		pcc_log_auto = false;
 char	   *pcc_workload_group = NULL;
 static char *pcc_groups = NULL;
 
@@ -256,6 +257,11 @@ pcc_define_gucs(void)
 							"Below auto_min, auto_min is used.",
 							&pcc_auto_max, 64, 1, MAX_BACKENDS,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("pg_concurrency_control.log_auto",
+							 "Logs what the adaptive limits' controller decides: probes and trials.",
+							 "The watchdog logs each probe's baseline and each trial's throughputs and verdict.",
+							 &pcc_log_auto, false,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomStringVariable("pg_concurrency_control.groups",
 							   "Workload groups and their limits, as name=limit, ...",
 							   "A session in a group (pg_concurrency_control.workload_group) takes its group's slot before its gate's. A limit of 0 means unlimited.",

@@ -20,6 +20,7 @@ extern PGDLLIMPORT int pcc_timeout_action;
 extern PGDLLIMPORT int pcc_bigsql_timeout_action;
 extern PGDLLIMPORT int pcc_priority;
 extern PGDLLIMPORT char *pcc_workload_group;
+extern PGDLLIMPORT bool pcc_log_auto;
 
 extern void pcc_define_gucs(void);
 extern void pcc_publish_settings(void);

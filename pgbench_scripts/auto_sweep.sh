@@ -27,7 +27,8 @@
 # last limit) favours one; the report gives the spread of auto / best
 # static over the rounds.
 # --quantum MS sets every phase's quantum (default: the module's turn defaults).
-# Writes results/auto-<timestamp>/report.md, phases.csv, limits.csv and
+# Writes results/auto-<timestamp>/report.md, phases.csv, limits.csv,
+# controller.log (the controller's probes and trials: log_auto) and
 # limits-<workload>-<conns>.svg.
 #
 #   pgbench_scripts/auto_sweep.sh --quick     64 and 1024, three workloads, 10 s phases, shift, burst
@@ -75,6 +76,8 @@ DIR=$PCC_DIR
 SAMPLER="" BENCH="" HOGS=""
 cleanup() {
 	for p in $SAMPLER $BENCH $HOGS; do kill "$p" 2>/dev/null || true; done
+	# the controller's probes and trials (log_auto), before the log goes
+	grep -h 'LOG:  pg_concurrency_control: .* gate: ' "$DIR/server.log" >"$OUT/controller.log" 2>/dev/null || true
 	cluster_destroy
 }
 trap cleanup EXIT
@@ -86,6 +89,7 @@ huge_pages = try
 fsync = off
 synchronous_commit = off
 include_if_exists = 'limits.conf'
+pg_concurrency_control.log_auto = on
 EOC
 # write_limits LIMIT [BIGQUERY]: every gate's limit, the bigquery gate's apart
 write_limits() {

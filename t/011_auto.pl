@@ -4,7 +4,8 @@
 # to auto_max; so does work whose holders wait for their clients, waits
 # that service time leaves out.  Work serialised on one row lock, whose
 # service time grows with every holder, keeps it low.  Switching back to a
-# static limit and to auto again works at reload.
+# static limit and to auto again works at reload.  With log_auto on (and
+# only then), the watchdog logs the controller's probes and trials.
 use strict;
 use warnings;
 use FindBin;
@@ -116,6 +117,26 @@ ok( wait_until($node,
 		  . " WHERE gate = 'transaction'", 10),
 	'auto again, within the new bounds');
 no_problems($node, 'switching modes');
+
+# --- log_auto: the controller's decisions in the server log, only when on
+my $log_offset = -s $node->logfile;
+unlike(slurp_file($node->logfile), qr/pg_concurrency_control: \w+ gate: (probe|trial)/,
+	'log_auto off (the default): the controller logs nothing');
+pcc_reload($node, query_concurrency => '-1', log_auto => 'on');
+run_load('fast reads', "SELECT 1;\n", 4);
+my $log = slurp_file($node->logfile, $log_offset);
+like($log, qr/LOG:  pg_concurrency_control: query gate: probe at 2 from limit \d+ \(the controller starts\)/,
+	'log_auto: the first probe is logged');
+like($log, qr/query gate: probe: baseline [\d.]+ ms, limit back to \d+/,
+	'log_auto: the baseline the probe measured is logged');
+like($log,
+	qr/query gate: trial of \d+ against \d+ over [\d.]+ s \(\d+ and \d+ completions\/s\): (kept|lost|it bound nobody)[^;]*; ceiling \d+, floor \d+/,
+	'log_auto: a trial\'s throughputs and verdict are logged');
+pcc_reload($node, log_auto => 'off');
+$log_offset = -s $node->logfile;
+run_load('fast reads, not logged', "SELECT 1;\n", 2);
+unlike(slurp_file($node->logfile, $log_offset), qr/pg_concurrency_control: \w+ gate: (probe|trial)/,
+	'log_auto off at reload: the controller logs nothing more');
 
 $node->stop;
 done_testing();
