@@ -221,6 +221,7 @@ typedef struct PccAutoState
 	int			trials_lost;	/* lost in a row since one was kept (a
 								 * tie in walk_down leaves it) */
 	bool		trial_on;		/* a throughput trial is under way */
+	uint64		trial_ended_step;	/* steps when the last trial ended */
 	double		trial_base;		/* the limit on trial */
 	double		trial_other;	/* and the one it is compared with */
 	int			trial_steps;	/* intervals measured; odd ones at other */

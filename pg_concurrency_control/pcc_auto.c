@@ -384,13 +384,13 @@ log_trial(const PccAutoState *st, const char *verdict)
 			 verdict, st->ceiling, st->trial_floor);
 }
 
-/* The trial is over, or cut short: no comparison with its last interval. */
+/* The trial is over, or cut short. */
 static void
 end_trial(PccAutoState *st, double limit, PccTime now)
 {
 	st->trial_on = false;
 	st->limit = limit;
-	st->service_us = 0;
+	st->trial_ended_step = st->steps;
 	st->next_trial = pcc_time_plus_ms(now, TRIAL_GAP_MS);
 }
 
@@ -556,7 +556,13 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 
 	service_us = s->service_us / s->done;
 	shifted = false;
-	if (st->probe_since == 0 && !st->trial_on && s->saturated)
+	/*
+	 * Work admitted at a trial's other limit completes in the interval
+	 * after the trial: it is not compared with the trial, nor is the next
+	 * compared with it.
+	 */
+	if (st->probe_since == 0 && !st->trial_on && s->saturated &&
+		st->steps >= st->trial_ended_step + 2)
 		shifted = workload_shifted(st, service_us, now);
 	else
 		st->shift_ref_us = 0;

@@ -128,6 +128,14 @@ SELECT min(step) AS settled_at FROM pcc_sim(steps(130, 1.0) || steps(170, 4.0), 
 SELECT count(*) FILTER (WHERE probing) AS probing_steps
   FROM pcc_sim(steps(129, 1.0) || ARRAY[3.0::float8] || steps(170, 1.0), steps(300, 8))
  WHERE step BETWEEN 130 AND 140;
+-- Nor right after a trial, where the work admitted at the trial's other
+-- limit completes: a slow interval there (step 194, after a trial of 11
+-- against 8 that ended at step 193) is no reference for the next.  Before,
+-- the two intervals after it looked twice as fast: a probe, then at once
+-- a trial of 16, as live after a lost trial of twice the limit.
+SELECT string_agg(lim::text, ' ' ORDER BY step) FILTER (WHERE step BETWEEN 190 AND 195) AS trial_end,
+       count(*) FILTER (WHERE probing AND step BETWEEN 194 AND 210) AS probing_steps
+  FROM pcc_sim(steps(193, 1.0) || ARRAY[3.0::float8] || steps(106, 1.0), steps(300, 8));
 -- Faster work (4 ms -> 1 ms): a probe too, for the new baseline, then at
 -- once a trial of twice the limit (16), since the work changed.
 SELECT step, lim, round(service_ms::numeric, 2) AS service_ms, probing
