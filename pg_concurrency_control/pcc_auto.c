@@ -27,9 +27,9 @@
  * backend's wait for a CPU, the CPU that runnable backends take from
  * clients on the same machine, the wake-ups of a queue.  So throughput has
  * the last word: trials alternate, interval by interval, between the
- * limit and half of it, or twice it (after two lost trials in a row, the
- * limit over or times the square root of two), and compare the
- * throughput of both.  The lower limit is kept unless it is worse, the
+ * limit and half of it, or twice it (the limit times the square root of
+ * two after a lost trial, over it after two lost in a row), and compare
+ * the throughput of both.  The lower limit is kept unless it is worse, the
  * higher only if it is measurably better; the verdict is the ceiling the
  * band may grow the limit to, and a kept higher limit is also the floor it
  * may shrink to (holders that wait for a CPU run slower, yet overlap their
@@ -138,7 +138,11 @@
  * A trial compares the limit with half or twice it; after two lost trials
  * in a row (the knee is near), with the limit over or times
  * TRIAL_RATIO_NEAR until a trial is kept: a closer limit costs less while
- * it is tried and loses, and a knee between powers of two is found.
+ * it is tried and loses, and a knee between powers of two is found.  A
+ * higher trial goes near after one lost trial already: the band errs
+ * upwards, so a knee far above a limit that did not lose to half of it is
+ * rare, and twice a limit just past the knee can cost half the throughput
+ * while it is tried (select-only with turns at a thousand connections).
  */
 #define TRIAL_RATIO_FAR		2.0
 #define TRIAL_RATIO_NEAR	M_SQRT2
@@ -308,14 +312,17 @@ plan_next_trial(PccAutoState *st, bool lower, bool keep, PccTime now)
 }
 
 /*
- * The limit a trial of base compares it with: half or twice it, or once
- * two trials in a row have lost, base over or times TRIAL_RATIO_NEAR.
+ * The limit a trial of base compares it with: half or twice it, or base
+ * over TRIAL_RATIO_NEAR once two trials in a row have lost, times it once
+ * one has.
  */
 static double
 other_limit(const PccAutoState *st, double base, bool lower, uint32 min,
 			uint32 max)
 {
-	double		ratio = st->trials_lost >= 2 ? TRIAL_RATIO_NEAR : TRIAL_RATIO_FAR;
+	int			near_after = lower ? 2 : 1;
+	double		ratio = st->trials_lost >= near_after ? TRIAL_RATIO_NEAR :
+		TRIAL_RATIO_FAR;
 
 	return clamp_limit(rint(lower ? base / ratio : base * ratio), min, max);
 }
@@ -583,11 +590,11 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 	if (shifted)
 	{
 		/*
-		 * The trials before measured other work: try a higher limit right
-		 * after the probe, and a lower one next.  Their bounds stay, or any
-		 * noise in the service time would hand the limit back to the band.
+		 * A fresh baseline only.  The trials' bounds, gaps and losses stay:
+		 * at a thousand connections the mean service time also jumps for a
+		 * few intervals when holders wait for a CPU, and a trial right
+		 * after each jump tried twice the limit every few seconds.
 		 */
-		trial_at_once(st, false, now);
 		start_probe(st, min, now, "the work changed");
 		return true;
 	}
