@@ -204,6 +204,8 @@ typedef struct PccAutoState
 	PccTime probe_since;	/* probe under way since, or 0 */
 	PccTime probe_ended;	/* when the last probe ended */
 	double		probe_saved_limit;	/* limit to restore after the probe */
+	bool		probe_for_jump; /* the probe follows a jump of service time */
+	double		probed_us;		/* service time the last probe measured */
 	uint64		steps;			/* intervals evaluated */
 	PccTime measured_at;	/* when service_us was last measured */
 	double		floor_us;		/* lowest baseline of this floor window */
@@ -221,7 +223,8 @@ typedef struct PccAutoState
 	int			trials_lost;	/* lost in a row since one was kept (a
 								 * tie in walk_down leaves it) */
 	bool		trial_on;		/* a throughput trial is under way */
-	uint64		trial_ended_step;	/* steps when the last trial ended */
+	uint64		trial_ended_step;	/* steps after the last trial's last
+									 * interval */
 	double		trial_base;		/* the limit on trial */
 	double		trial_other;	/* and the one it is compared with */
 	int			trial_steps;	/* intervals measured; odd ones at other */

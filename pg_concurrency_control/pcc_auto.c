@@ -135,14 +135,15 @@
 #define TRIAL_UNREACHED_PAIRS 2
 
 /*
- * A trial compares the limit with half or twice it; after two lost trials
- * in a row (the knee is near), with the limit over or times
- * TRIAL_RATIO_NEAR until a trial is kept: a closer limit costs less while
- * it is tried and loses, and a knee between powers of two is found.  A
- * higher trial goes near after one lost trial already: the band errs
- * upwards, so a knee far above a limit that did not lose to half of it is
- * rare, and twice a limit just past the knee can cost half the throughput
- * while it is tried (select-only with turns at a thousand connections).
+ * A trial compares the limit with half or twice it until one is lost;
+ * then, until a trial is kept, a higher trial compares it with the limit
+ * times TRIAL_RATIO_NEAR, and after two lost in a row (the knee is near)
+ * a lower one with the limit over it.  A closer limit costs less while it
+ * is tried and loses, and a knee between powers of two is found.  Higher
+ * trials go near first because the band errs upwards: a knee far above a
+ * limit that lost no trial is rare, and twice a limit just past the knee
+ * can cost half the throughput while it is tried (select-only with turns
+ * at a thousand connections).
  */
 #define TRIAL_RATIO_FAR		2.0
 #define TRIAL_RATIO_NEAR	M_SQRT2
@@ -153,22 +154,13 @@
  */
 static const char *logging_gate = NULL;
 
-static void auto_log(const char *fmt,...) pg_attribute_printf(1, 2);
-
-static void
-auto_log(const char *fmt,...)
-{
-	char		what[256];
-	va_list		args;
-
-	if (logging_gate == NULL)
-		return;
-	va_start(args, fmt);
-	vsnprintf(what, sizeof(what), fmt, args);
-	va_end(args);
-	ereport(LOG,
-			(errmsg("pg_concurrency_control: %s gate: %s", logging_gate, what)));
-}
+#define auto_log(fmt, ...) \
+	do { \
+		if (logging_gate != NULL) \
+			ereport(LOG, \
+					(errmsg("pg_concurrency_control: %s gate: " fmt, \
+							logging_gate, __VA_ARGS__))); \
+	} while (0)
 
 static double
 clamp_limit(double limit, uint32 min, uint32 max)
@@ -183,7 +175,8 @@ clamp_limit(double limit, uint32 min, uint32 max)
 static void
 start_probe(PccAutoState *st, uint32 min, PccTime now, const char *why)
 {
-	auto_log("probe at %u from limit %.0f (%s)", min, st->limit, why);
+	auto_log("limit held at %u (was %.0f) to measure the baseline: %s",
+			 min, st->limit, why);
 	st->probe_saved_limit = st->limit;
 	st->probe_since = now;
 	st->limit = min;
@@ -228,21 +221,55 @@ set_baseline(PccAutoState *st, double us, PccTime now)
 	}
 }
 
-/* The probe is over: measured (the baseline is set) or given up. */
+/*
+ * The next trial goes this way at once, as far as at first, and either way
+ * is due again.
+ */
+static void
+trial_at_once(PccAutoState *st, bool lower, PccTime now)
+{
+	st->trial_down = lower;
+	st->trials_lost = 0;
+	st->next_trial = now;
+	st->down_gap_ms = TRIAL_GAP_MS;
+	st->up_gap_ms = TRIAL_GAP_MS;
+	st->next_down_trial = now;
+	st->next_up_trial = now;
+}
+
+/*
+ * The probe is over: measured (the baseline is set) or given up.  A probe
+ * for a jump of service time whose baseline moved as much from the last
+ * probe's confirms that the work changed: the trials before measured other
+ * work, and a higher one runs at once, a lower one next.  A baseline that
+ * did not move leaves a jump of service time alone, as when holders wait
+ * for a CPU at a thousand connections: the trials' gaps stay, or every
+ * such jump would try twice the limit again.
+ */
 static void
 end_probe(PccAutoState *st, bool measured, uint32 min, uint32 max,
 		  PccTime now)
 {
+	double		last = st->probed_us;
+
 	st->limit = clamp_limit(st->probe_saved_limit, min, max);
-	if (measured)
-		auto_log("probe: baseline %.3f ms, limit back to %.0f",
-				 st->baseline_us / 1000.0, st->limit);
-	else
-		auto_log("probe: the work did not drain to %u within %d ms, limit back to %.0f",
-				 min, PROBE_MAX_MS, st->limit);
 	st->probe_since = 0;
 	st->probe_ended = now;
 	st->next_probe = pcc_time_plus_ms(now, PCC_AUTO_PROBE_EVERY_MS);
+	if (!measured)
+		auto_log("running work did not drain to %u within %d ms, limit back to %.0f",
+				 min, PROBE_MAX_MS, st->limit);
+	else
+	{
+		auto_log("baseline %.3f ms, limit back to %.0f",
+				 st->baseline_us / 1000.0, st->limit);
+		st->probed_us = st->baseline_us;
+		if (st->probe_for_jump && last > 0 &&
+			(st->probed_us > SHIFT_FACTOR * last ||
+			 st->probed_us * SHIFT_FACTOR < last))
+			trial_at_once(st, false, now);
+	}
+	st->probe_for_jump = false;
 }
 
 /*
@@ -266,22 +293,6 @@ adjust_limit(PccAutoState *st, const PccAutoSample *s, uint32 min, uint32 max)
 		st->grew = true;
 	}
 	st->limit = clamp_limit(limit, min, max);
-}
-
-/*
- * The next trial goes this way at once, as far as at first, and either way
- * is due again.
- */
-static void
-trial_at_once(PccAutoState *st, bool lower, PccTime now)
-{
-	st->trial_down = lower;
-	st->trials_lost = 0;
-	st->next_trial = now;
-	st->down_gap_ms = TRIAL_GAP_MS;
-	st->up_gap_ms = TRIAL_GAP_MS;
-	st->next_down_trial = now;
-	st->next_up_trial = now;
 }
 
 /*
@@ -378,17 +389,20 @@ keep_other(PccAutoState *st, bool lower)
 		st->trial_other;
 }
 
-/* Log the trial's verdict, with the throughputs of both limits so far. */
+/*
+ * Log the trial's verdict and the limit it leaves, with the throughputs of
+ * both limits so far.
+ */
 static void
-log_trial(const PccAutoState *st, const char *verdict)
+log_trial(const PccAutoState *st, const char *verdict, double limit)
 {
 	double		seconds = st->trial_seconds[0] + st->trial_seconds[1];
 
-	auto_log("trial of %.0f against %.0f over %.1f s (%.0f and %.0f completions/s): %s; ceiling %.0f, floor %.0f",
+	auto_log("trial of %.0f against %.0f over %.1f s (%.0f and %.0f releases/s): %s, limit %.0f; ceiling %.0f, floor %.0f",
 			 st->trial_other, st->trial_base, seconds,
 			 st->trial_seconds[1] > 0 ? st->trial_done[1] / st->trial_seconds[1] : 0,
 			 st->trial_seconds[0] > 0 ? st->trial_done[0] / st->trial_seconds[0] : 0,
-			 verdict, st->ceiling, st->trial_floor);
+			 verdict, limit, st->ceiling, st->trial_floor);
 }
 
 /* The trial is over, or cut short. */
@@ -413,7 +427,7 @@ static void
 walk_down(PccAutoState *st, PccTime now)
 {
 	keep_other(st, true);
-	log_trial(st, "it bound nobody, kept as a tie");
+	log_trial(st, "it bound nobody, a tie", st->trial_other);
 	end_trial(st, st->trial_other, now);
 	st->trial_down = true;
 	st->next_trial = now;
@@ -436,7 +450,7 @@ finish_trial(PccAutoState *st, bool lower, bool keep, const char *verdict,
 		if (!lower)
 			st->ceiling = st->trial_base;
 	}
-	log_trial(st, verdict);
+	log_trial(st, verdict, keep ? st->trial_other : st->trial_base);
 	end_trial(st, keep ? st->trial_other : st->trial_base, now);
 	plan_next_trial(st, lower, keep, now);
 }
@@ -551,13 +565,20 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 		pcc_time_exceeds(st->probe_since, now, PROBE_MAX_MS))
 		end_probe(st, false, min, max, now);	/* never drained: give up */
 	st->yielding = s->yield;
-	if (s->yield && st->trial_on)
-	{
-		log_trial(st, "cut short to yield");
-		end_trial(st, st->trial_base, now);
-	}
 	if (s->yield)
+	{
+		bool		cut = st->trial_on;
+
+		if (cut)
+		{
+			end_trial(st, st->trial_base, now);
+			/* this interval, counted below, was the trial's last */
+			st->trial_ended_step++;
+		}
 		yield_step(st, min, max);
+		if (cut)
+			log_trial(st, "cut short to yield", st->limit);
+	}
 	if (s->done < MIN_SAMPLES)
 		return false;
 
@@ -589,13 +610,9 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 	}
 	if (shifted)
 	{
-		/*
-		 * A fresh baseline only.  The trials' bounds, gaps and losses stay:
-		 * at a thousand connections the mean service time also jumps for a
-		 * few intervals when holders wait for a CPU, and a trial right
-		 * after each jump tried twice the limit every few seconds.
-		 */
-		start_probe(st, min, now, "the work changed");
+		/* a fresh baseline, which says whether the work changed (end_probe) */
+		start_probe(st, min, now, "service time jumped");
+		st->probe_for_jump = true;
 		return true;
 	}
 	if (st->baseline_us <= 0 || service_us < st->baseline_us ||

@@ -119,24 +119,50 @@ ok( wait_until($node,
 no_problems($node, 'switching modes');
 
 # --- log_auto: the controller's decisions in the server log, only when on
-my $log_offset = -s $node->logfile;
-unlike(slurp_file($node->logfile), qr/pg_concurrency_control: \w+ gate: (probe|trial)/,
+unlike(slurp_file($node->logfile), qr/pg_concurrency_control: \w+ gate: (limit held|baseline|trial)/,
 	'log_auto off (the default): the controller logs nothing');
+my $reads = $node->basedir . '/reads.sql';
+open(my $rfh, '>', $reads) or die;
+print $rfh "SELECT 1;\n";
+close $rfh;
+my ($rout, $rerr) = ('', '');
+my $reader = IPC::Run::start(
+	[ 'pgbench', '-n', '-h', $node->host, '-p', $node->port,
+	  '-c', $clients, '-j', '2', '-T', '60', '-f', $reads, 'postgres' ],
+	'>', \$rout, '2>', \$rerr);
+my $log_offset = -s $node->logfile;
 pcc_reload($node, query_concurrency => '-1', log_auto => 'on');
-run_load('fast reads', "SELECT 1;\n", 4);
-my $log = slurp_file($node->logfile, $log_offset);
-like($log, qr/LOG:  pg_concurrency_control: query gate: probe at 2 from limit \d+ \(the controller starts\)/,
+my $log = '';
+for (my $t0 = time(); time() - $t0 < 30; usleep(200_000))
+{
+	$log = slurp_file($node->logfile, $log_offset);
+	last if $log =~ /query gate: trial of/;
+}
+like($log, qr/LOG:  pg_concurrency_control: query gate: limit held at 2 \(was \d+\) to measure the baseline: the controller starts/,
 	'log_auto: the first probe is logged');
-like($log, qr/query gate: probe: baseline [\d.]+ ms, limit back to \d+/,
+like($log, qr/query gate: baseline [\d.]+ ms, limit back to \d+/,
 	'log_auto: the baseline the probe measured is logged');
 like($log,
-	qr/query gate: trial of \d+ against \d+ over [\d.]+ s \(\d+ and \d+ completions\/s\): (kept|lost|it bound nobody)[^;]*; ceiling \d+, floor \d+/,
-	'log_auto: a trial\'s throughputs and verdict are logged');
+	qr/query gate: trial of \d+ against \d+ over [\d.]+ s \(\d+ and \d+ releases\/s\): [a-z ,]+, limit \d+; ceiling \d+, floor \d+/,
+	'log_auto: a trial\'s throughputs, verdict and limit are logged');
+# off at reload: the controller goes on (its limit still moves), silently
 pcc_reload($node, log_auto => 'off');
 $log_offset = -s $node->logfile;
-run_load('fast reads, not logged', "SELECT 1;\n", 2);
-unlike(slurp_file($node->logfile, $log_offset), qr/pg_concurrency_control: \w+ gate: (probe|trial)/,
+my %seen;
+for (my $t0 = time(); time() - $t0 < 30 && keys %seen < 2; usleep(50_000))
+{
+	$seen{ gate_value($node, 'query', 'max_concurrency') } = 1;
+}
+sleep 3;	# a trial that started then has its verdict
+$reader->kill_kill;
+ok(keys %seen > 1, 'log_auto off: the controller still moved the limit ('
+	  . join(',', sort keys %seen) . ')');
+$node->poll_query_until('postgres',
+	"SELECT count(*) = 0 FROM pg_stat_activity WHERE application_name = 'pgbench'")
+  or die 'pgbench sessions did not end';
+unlike(slurp_file($node->logfile, $log_offset), qr/pg_concurrency_control: \w+ gate: (limit held|baseline|trial)/,
 	'log_auto off at reload: the controller logs nothing more');
+no_problems($node, 'the logged load');
 
 $node->stop;
 done_testing();
