@@ -205,7 +205,8 @@ typedef struct PccAutoState
 	PccTime probe_ended;	/* when the last probe ended */
 	double		probe_saved_limit;	/* limit to restore after the probe */
 	bool		probe_for_jump; /* the probe follows a jump of service time */
-	double		probed_us;		/* service time the last probe measured */
+	double		probed_us[2];	/* baselines the last two probes measured,
+								 * the last first (0: none) */
 	uint64		steps;			/* intervals evaluated */
 	PccTime measured_at;	/* when service_us was last measured */
 	double		floor_us;		/* lowest baseline of this floor window */
@@ -225,8 +226,8 @@ typedef struct PccAutoState
 	bool		trial_on;		/* a throughput trial is under way */
 	uint64		trial_ended_step;	/* steps after the last trial's last
 									 * interval */
-	double		trial_base;		/* the limit on trial */
-	double		trial_other;	/* and the one it is compared with */
+	double		trial_base;		/* the limit before the trial */
+	double		trial_other;	/* and the one tried against it */
 	int			trial_steps;	/* intervals measured; odd ones at other */
 	bool		trial_other_saturated;	/* other was, at an interval's end */
 	bool		trial_last_saturated;	/* so was the last interval */

@@ -19,9 +19,12 @@
  * whenever the limit sits at auto_min, and by a probe that holds the limit
  * at auto_min until the running work has drained to it, takes one
  * interval's service time as the new baseline and restores the limit.  A
- * probe runs when the controller starts, every PCC_AUTO_PROBE_EVERY_MS,
- * when service time doubles or halves at a steady limit for two intervals
- * (the work changed), and after a higher trial drained the queue (below).
+ * probe runs when the controller starts, every PCC_AUTO_PROBE_EVERY_MS
+ * while the gate is saturated, when service time doubles or halves at a
+ * steady limit for two intervals, and after a higher trial drained the
+ * queue (below).  A probe after such a jump whose baseline moved as much
+ * from both probes before it shows that the work changed: the trials
+ * below start afresh (else the jump was holders waiting for a CPU).
  *
  * Service time does not see everything that more holders cost: a woken
  * backend's wait for a CPU, the CPU that runnable backends take from
@@ -102,7 +105,12 @@
 /* The limit moves by this fraction of itself, and at least by one. */
 #define STEP_FRACTION		0.1
 
-/* Service time growing this much in one interval means the work changed. */
+/*
+ * Service time growing or shrinking this much for two intervals at a
+ * steady limit is a jump (probe), a baseline this far from both probes'
+ * before it a change of work, and another gate's baseline this far above
+ * its floor makes big queries yield.
+ */
 #define SHIFT_FACTOR		2.0
 
 /* Least time between the end of a probe and a probe for a shift. */
@@ -239,18 +247,20 @@ trial_at_once(PccAutoState *st, bool lower, PccTime now)
 
 /*
  * The probe is over: measured (the baseline is set) or given up.  A probe
- * for a jump of service time whose baseline moved as much from the last
- * probe's confirms that the work changed: the trials before measured other
- * work, and a higher one runs at once, a lower one next.  A baseline that
- * did not move leaves a jump of service time alone, as when holders wait
- * for a CPU at a thousand connections: the trials' gaps stay, or every
- * such jump would try twice the limit again.
+ * for a jump of service time whose baseline moved as much from both probes
+ * before it shows that the work changed: the trials before measured other
+ * work, and either way is due at once, higher first.  A baseline that did
+ * not move leaves the jump to holders that waited for a CPU, as happens
+ * often at a thousand connections: the trials' gaps stay, or every such
+ * jump would try twice the limit again.  Two probes, not one: the first
+ * after a start can measure woken backends' waits for a CPU.
  */
 static void
 end_probe(PccAutoState *st, bool measured, uint32 min, uint32 max,
 		  PccTime now)
 {
-	double		last = st->probed_us;
+	double		low = Min(st->probed_us[0], st->probed_us[1]);
+	double		high = Max(st->probed_us[0], st->probed_us[1]);
 
 	st->limit = clamp_limit(st->probe_saved_limit, min, max);
 	st->probe_since = 0;
@@ -259,15 +269,22 @@ end_probe(PccAutoState *st, bool measured, uint32 min, uint32 max,
 	if (!measured)
 		auto_log("running work did not drain to %u within %d ms, limit back to %.0f",
 				 min, PROBE_MAX_MS, st->limit);
-	else
+	else if (st->probe_for_jump && low > 0 &&
+			 (st->baseline_us > SHIFT_FACTOR * high ||
+			  st->baseline_us * SHIFT_FACTOR < low))
 	{
+		auto_log("baseline %.3f ms (%.3f and %.3f ms at the probes before): the work changed, trials at once; limit back to %.0f",
+				 st->baseline_us / 1000.0, st->probed_us[1] / 1000.0,
+				 st->probed_us[0] / 1000.0, st->limit);
+		trial_at_once(st, false, now);
+	}
+	else
 		auto_log("baseline %.3f ms, limit back to %.0f",
 				 st->baseline_us / 1000.0, st->limit);
-		st->probed_us = st->baseline_us;
-		if (st->probe_for_jump && last > 0 &&
-			(st->probed_us > SHIFT_FACTOR * last ||
-			 st->probed_us * SHIFT_FACTOR < last))
-			trial_at_once(st, false, now);
+	if (measured)
+	{
+		st->probed_us[1] = st->probed_us[0];
+		st->probed_us[0] = st->baseline_us;
 	}
 	st->probe_for_jump = false;
 }
@@ -389,6 +406,16 @@ keep_other(PccAutoState *st, bool lower)
 		st->trial_other;
 }
 
+/* A trial's rate at one of its limits (0: base, 1: other), for the log. */
+static const char *
+trial_rate_text(const PccAutoState *st, int i, char *buf, size_t size)
+{
+	if (st->trial_seconds[i] <= 0)
+		return "none";
+	snprintf(buf, size, "%.0f", st->trial_done[i] / st->trial_seconds[i]);
+	return buf;
+}
+
 /*
  * Log the trial's verdict and the limit it leaves, with the throughputs of
  * both limits so far.
@@ -396,13 +423,16 @@ keep_other(PccAutoState *st, bool lower)
 static void
 log_trial(const PccAutoState *st, const char *verdict, double limit)
 {
-	double		seconds = st->trial_seconds[0] + st->trial_seconds[1];
+	char		base_buf[32];
+	char		other_buf[32];
 
-	auto_log("trial of %.0f against %.0f over %.1f s (%.0f and %.0f releases/s): %s, limit %.0f; ceiling %.0f, floor %.0f",
-			 st->trial_other, st->trial_base, seconds,
-			 st->trial_seconds[1] > 0 ? st->trial_done[1] / st->trial_seconds[1] : 0,
-			 st->trial_seconds[0] > 0 ? st->trial_done[0] / st->trial_seconds[0] : 0,
-			 verdict, limit, st->ceiling, st->trial_floor);
+	auto_log("limit %.0f tried against %.0f for %.1f s: %s releases/s at %.0f, %s at %.0f; %s, limit %s %.0f (ceiling %.0f, floor %.0f)",
+			 st->trial_other, st->trial_base,
+			 st->trial_seconds[0] + st->trial_seconds[1],
+			 trial_rate_text(st, 1, other_buf, sizeof(other_buf)), st->trial_other,
+			 trial_rate_text(st, 0, base_buf, sizeof(base_buf)), st->trial_base,
+			 verdict, rint(limit) == rint(st->trial_base) ? "stays" : "now",
+			 limit, st->ceiling, st->trial_floor);
 }
 
 /* The trial is over, or cut short. */
@@ -427,7 +457,7 @@ static void
 walk_down(PccAutoState *st, PccTime now)
 {
 	keep_other(st, true);
-	log_trial(st, "it bound nobody, a tie", st->trial_other);
+	log_trial(st, "it bound nobody: a tie", st->trial_other);
 	end_trial(st, st->trial_other, now);
 	st->trial_down = true;
 	st->next_trial = now;
@@ -482,7 +512,7 @@ trial_step(PccAutoState *st, const PccAutoSample *s, PccTime now)
 	if (!lower && i == 0 && st->trial_steps > 0 && !s->saturated &&
 		!st->trial_last_saturated)
 	{
-		finish_trial(st, false, false, "the queue drained, lost", now);
+		finish_trial(st, false, false, "the queue drained: lost", now);
 		return false;
 	}
 	st->trial_last_saturated = s->saturated;

@@ -156,6 +156,18 @@ SELECT count(*) FILTER (WHERE probing) AS probing_steps,
        min(step) FILTER (WHERE lim BETWEEN 3 AND 7) AS first_lower
   FROM pcc_sim(steps(300, 1.0), steps(130, 8) || steps(170, 3))
  WHERE step BETWEEN 130 AND 175;
+-- The first probe after a start can measure more than unloaded work
+-- (live: a granted backend's wait for a CPU; here the first 3 steps take
+-- 20 ms).  A probe after a jump compares its baseline with both probes
+-- before it, so that one such probe confirms no change of work: after the
+-- smaller knee at step 60 (the limit held at 8 by auto_max), the probe
+-- finds 1 ms against 20 ms and none before, and no trial follows at once
+-- (with the last probe alone: a trial of 4 at once, 13 steps below 8).
+SELECT count(*) FILTER (WHERE probing) AS probing_steps,
+       count(*) FILTER (WHERE max_concurrency BETWEEN 3 AND 7) AS below_8
+  FROM pg_concurrency_control_auto_simulate(steps(3, 20.0) || steps(297, 1.0),
+         steps(60, 8) || steps(240, 3), 2, 8, 8)
+ WHERE step BETWEEN 60 AND 90;
 
 -- Holders that also wait for their clients (2 ms per transaction here,
 -- with 1 ms of work and room for 4 at once) load the server only part of
