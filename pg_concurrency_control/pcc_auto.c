@@ -406,13 +406,20 @@ keep_other(PccAutoState *st, bool lower)
 		st->trial_other;
 }
 
-/* A trial's rate at one of its limits (0: base, 1: other), for the log. */
+/* A trial's completions per second at one of its limits (0: base, 1: other). */
+static double
+trial_rate(const PccAutoState *st, int i)
+{
+	return st->trial_done[i] / st->trial_seconds[i];
+}
+
+/* The same for the log, "none" for a limit that has not run yet. */
 static const char *
 trial_rate_text(const PccAutoState *st, int i, char *buf, size_t size)
 {
 	if (st->trial_seconds[i] <= 0)
 		return "none";
-	snprintf(buf, size, "%.0f", st->trial_done[i] / st->trial_seconds[i]);
+	snprintf(buf, size, "%.0f", trial_rate(st, i));
 	return buf;
 }
 
@@ -532,8 +539,8 @@ trial_step(PccAutoState *st, const PccAutoSample *s, PccTime now)
 		st->limit = st->trial_steps % 2 ? st->trial_other : st->trial_base;
 		return true;
 	}
-	base_rate = st->trial_done[0] / st->trial_seconds[0];
-	other_rate = st->trial_done[1] / st->trial_seconds[1];
+	base_rate = trial_rate(st, 0);
+	other_rate = trial_rate(st, 1);
 	keep = lower ? other_rate >= base_rate :
 		other_rate > base_rate * (1 + TRIAL_HIGHER_MARGIN);
 	finish_trial(st, lower, keep, keep ? "kept" : "lost", now);

@@ -31,21 +31,29 @@ ok($limit >= 2 && $limit <= 16, "its limit starts within the bounds ($limit)");
 is(gate_value($node, 'query', 'auto || \'/\' || max_concurrency'), 'false/64',
 	'the other gates keep their static limits');
 
+# Start a pgbench script for $secs seconds with $clients clients in the
+# background; $out and $err receive its output.
+sub start_load
+{
+	my ($name, $script, $secs, $out, $err) = @_;
+	my $file = $node->basedir . "/$name.sql";
+	open(my $fh, '>', $file) or die;
+	print $fh $script;
+	close $fh;
+	return IPC::Run::start(
+		[ 'pgbench', '-n', '-h', $node->host, '-p', $node->port,
+		  '-c', $clients, '-j', '2', '-T', $secs, '-f', $file, 'postgres' ],
+		'>', $out, '2>', $err);
+}
+
 # Run a pgbench script for $secs seconds with $clients clients; sample the
 # transaction gate's limit every 100 ms.  Returns the samples of the second
 # half, sorted, and the lowest and highest of all.
 sub run_load
 {
 	my ($name, $script, $secs) = @_;
-	my $file = $node->basedir . "/$name.sql";
-	open(my $fh, '>', $file) or die;
-	print $fh $script;
-	close $fh;
 	my ($out, $err) = ('', '');
-	my $bench = IPC::Run::start(
-		[ 'pgbench', '-n', '-h', $node->host, '-p', $node->port,
-		  '-c', $clients, '-j', '2', '-T', $secs, '-f', $file, 'postgres' ],
-		'>', \$out, '2>', \$err);
+	my $bench = start_load($name, $script, $secs, \$out, \$err);
 	my (@all, @late);
 	my $t0 = time();
 	while (time() - $t0 < $secs)
@@ -122,15 +130,8 @@ no_problems($node, 'switching modes');
 my $logged = qr/pg_concurrency_control: \w+ gate: /;
 unlike(slurp_file($node->logfile), $logged,
 	'log_auto off (the default): the controller logs nothing');
-my $reads = $node->basedir . '/reads.sql';
-open(my $rfh, '>', $reads) or die;
-print $rfh "SELECT 1;\n";
-close $rfh;
 my ($rout, $rerr) = ('', '');
-my $reader = IPC::Run::start(
-	[ 'pgbench', '-n', '-h', $node->host, '-p', $node->port,
-	  '-c', $clients, '-j', '2', '-T', '120', '-f', $reads, 'postgres' ],
-	'>', \$rout, '2>', \$rerr);
+my $reader = start_load('reads', "SELECT 1;\n", 120, \$rout, \$rerr);
 my $log_offset = -s $node->logfile;
 pcc_reload($node, query_concurrency => '-1', log_auto => 'on');
 my $log = '';
