@@ -233,6 +233,10 @@ typedef struct PccAutoState
 	bool		trial_last_saturated;	/* so was the last interval */
 	double		trial_done[2];	/* completions at base, at other */
 	double		trial_seconds[2];	/* and the time each ran */
+	double		trial_pair_rate;	/* rate at base in the pair under way */
+	int			trial_pairs;	/* pairs with both rates measured */
+	double		trial_log_sum;	/* their ln(rate at other / at base) */
+	double		trial_log_sq;	/* and its square, summed */
 } PccAutoState;
 
 /* One gate: a counting semaphore with a wait queue. */

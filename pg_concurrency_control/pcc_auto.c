@@ -33,7 +33,8 @@
  * limit and half of it, or twice it (the limit times the square root of
  * two after a lost trial, over it after two lost in a row), and compare
  * the throughput of both.  The lower limit is kept unless it is worse, the
- * higher only if it is measurably better; the verdict is the ceiling the
+ * higher only if it is measurably better (by a margin, and beyond the
+ * noise of the trial's pairs of intervals); the verdict is the ceiling the
  * band may grow the limit to, and a kept higher limit is also the floor it
  * may shrink to (holders that wait for a CPU run slower, yet overlap their
  * clients' round trips: service time rises while throughput still does).
@@ -138,6 +139,16 @@
  */
 #define TRIAL_MIN_RATE		1000
 #define TRIAL_HIGHER_MARGIN 0.03
+
+/*
+ * A higher limit must also be better beyond the trial's noise: each pair
+ * of intervals (base, then other) gives ln(rate at other / rate at base),
+ * and their mean must exceed this many standard errors of it.  Pairs
+ * cancel the machine's drift; their spread is its noise, which on a busy
+ * small VM is often as large as the margin.  A kept higher limit is also
+ * the floor, so one kept by chance binds until the next trial.
+ */
+#define TRIAL_HIGHER_SE		2.0
 
 /* Pairs after which a lower limit never saturated is a tie (walk_down). */
 #define TRIAL_UNREACHED_PAIRS 2
@@ -366,6 +377,9 @@ run_trial(PccAutoState *st, double base, double other)
 	st->trial_other_saturated = false;
 	st->trial_done[0] = st->trial_done[1] = 0;
 	st->trial_seconds[0] = st->trial_seconds[1] = 0;
+	st->trial_pair_rate = 0;
+	st->trial_pairs = 0;
+	st->trial_log_sum = st->trial_log_sq = 0;
 	st->limit = base;
 }
 
@@ -413,6 +427,61 @@ trial_rate(const PccAutoState *st, int i)
 	return st->trial_done[i] / st->trial_seconds[i];
 }
 
+/*
+ * Count one interval's rate to its pair: at base it opens the pair, at
+ * other it closes it with ln(other / base).
+ */
+static void
+count_pair(PccAutoState *st, int i, const PccAutoSample *s)
+{
+	double		rate = s->seconds > 0 ? s->done / s->seconds : 0;
+	double		x;
+
+	if (i == 0)
+	{
+		st->trial_pair_rate = rate;
+		return;
+	}
+	if (st->trial_pair_rate <= 0 || rate <= 0)
+		return;
+	x = log(rate / st->trial_pair_rate);
+	st->trial_pairs++;
+	st->trial_log_sum += x;
+	st->trial_log_sq += x * x;
+}
+
+/*
+ * The pairs' mean ln(other / base) and its standard error; false with
+ * fewer than two pairs.
+ */
+static bool
+pair_stats(const PccAutoState *st, double *mean, double *se)
+{
+	int			n = st->trial_pairs;
+	double		var;
+
+	if (n < 2)
+		return false;
+	*mean = st->trial_log_sum / n;
+	var = (st->trial_log_sq - n * *mean * *mean) / (n - 1);
+	*se = sqrt(Max(var, 0.0) / n);
+	return true;
+}
+
+/*
+ * Is the higher limit measurably better: by TRIAL_HIGHER_MARGIN overall,
+ * and by more than TRIAL_HIGHER_SE standard errors of its pairs?
+ */
+static bool
+higher_better(const PccAutoState *st)
+{
+	double		mean;
+	double		se;
+
+	return trial_rate(st, 1) > trial_rate(st, 0) * (1 + TRIAL_HIGHER_MARGIN) &&
+		pair_stats(st, &mean, &se) && mean > TRIAL_HIGHER_SE * se;
+}
+
 /* The same for the log, "none" for a limit that has not run yet. */
 static const char *
 trial_rate_text(const PccAutoState *st, int i, char *buf, size_t size)
@@ -432,13 +501,19 @@ log_trial(const PccAutoState *st, const char *verdict, double limit)
 {
 	char		base_buf[32];
 	char		other_buf[32];
+	char		pairs_buf[64] = "";
+	double		mean;
+	double		se;
 
-	auto_log("limit %.0f tried against %.0f for %.1f s: %s releases/s at %.0f, %s at %.0f; %s, limit %s %.0f (ceiling %.0f, floor %.0f)",
+	if (pair_stats(st, &mean, &se))
+		snprintf(pairs_buf, sizeof(pairs_buf), " (pairs: %+.1f%% +/- %.1f%%)",
+				 100.0 * (exp(mean) - 1), 100.0 * se);
+	auto_log("limit %.0f tried against %.0f for %.1f s: %s releases/s at %.0f, %s at %.0f%s; %s, limit %s %.0f (ceiling %.0f, floor %.0f)",
 			 st->trial_other, st->trial_base,
 			 st->trial_seconds[0] + st->trial_seconds[1],
 			 trial_rate_text(st, 1, other_buf, sizeof(other_buf)), st->trial_other,
 			 trial_rate_text(st, 0, base_buf, sizeof(base_buf)), st->trial_base,
-			 verdict, rint(limit) == rint(st->trial_base) ? "stays" : "now",
+			 pairs_buf, verdict, rint(limit) == rint(st->trial_base) ? "stays" : "now",
 			 limit, st->ceiling, st->trial_floor);
 }
 
@@ -511,8 +586,6 @@ static bool
 trial_step(PccAutoState *st, const PccAutoSample *s, PccTime now)
 {
 	int			i = st->trial_steps % 2;	/* odd intervals run at other */
-	double		base_rate;
-	double		other_rate;
 	bool		lower = st->trial_other < st->trial_base;
 	bool		keep;
 
@@ -525,6 +598,7 @@ trial_step(PccAutoState *st, const PccAutoSample *s, PccTime now)
 	st->trial_last_saturated = s->saturated;
 	st->trial_done[i] += s->done;
 	st->trial_seconds[i] += s->seconds;
+	count_pair(st, i, s);
 	if (i == 1 && s->saturated)
 		st->trial_other_saturated = true;
 	++st->trial_steps;
@@ -539,10 +613,8 @@ trial_step(PccAutoState *st, const PccAutoSample *s, PccTime now)
 		st->limit = st->trial_steps % 2 ? st->trial_other : st->trial_base;
 		return true;
 	}
-	base_rate = trial_rate(st, 0);
-	other_rate = trial_rate(st, 1);
-	keep = lower ? other_rate >= base_rate :
-		other_rate > base_rate * (1 + TRIAL_HIGHER_MARGIN);
+	keep = lower ? trial_rate(st, 1) >= trial_rate(st, 0) :
+		higher_better(st);
 	finish_trial(st, lower, keep, keep ? "kept" : "lost", now);
 	return true;
 }

@@ -97,6 +97,22 @@ SELECT mode() WITHIN GROUP (ORDER BY max_concurrency) AS usual,
          array_fill(8, ARRAY[300]), 2, 64, 64, 0, -0.05)
  WHERE step > 100;
 
+-- Noise does not keep a higher limit.  Where more holders than the knee
+-- gain nothing (flat throughput above 8), an interval's service time
+-- cycles through 1.0, 0.8, 1.0 and 1.2 ms, so that one of two limits in
+-- a trial runs alternately 25% faster and 17% slower than the other: 4%
+-- on average, above the 3% margin, but within the noise of the trial's
+-- pairs.  Whichever way the cycle falls, no higher limit is kept: the
+-- band stays under the ceiling the trials set (usually 12-26, at most
+-- 41; before, such trials were kept and each became the floor: 64).
+SELECT shift, max(lim) AS highest, mode() WITHIN GROUP (ORDER BY lim) AS usual
+  FROM generate_series(0, 3) AS shift,
+       LATERAL pcc_sim((SELECT array_agg((ARRAY[1.0, 0.8, 1.0, 1.2])[(i + shift) % 4 + 1]::float8
+                                        ORDER BY i)
+                          FROM generate_series(1, 600) AS i),
+                       steps(600, 8)) AS r
+ WHERE step > 50 GROUP BY shift ORDER BY shift;
+
 -- The bounds hold: a knee above auto_max stops at auto_max; a knee below
 -- auto_min never takes the limit under auto_min.
 SELECT min(lim), max(lim) FROM pcc_sim(steps(100, 1.0), steps(100, 32), 2, 6) WHERE step > 1;
