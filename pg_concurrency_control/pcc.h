@@ -223,6 +223,9 @@ typedef struct PccAutoState
 	bool		trial_down;		/* lower first when both ways are due */
 	int			trials_lost;	/* lost in a row since one was kept (a
 								 * tie in walk_down leaves it) */
+	double		band_from;		/* the limit when the controller started,
+								 * a trial ended or the band doubled it */
+	double		band_from_rate; /* throughput at it (0: not measured yet) */
 	bool		trial_on;		/* a throughput trial is under way */
 	uint64		trial_ended_step;	/* steps after the last trial's last
 									 * interval */

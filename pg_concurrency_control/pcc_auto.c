@@ -39,7 +39,8 @@
  * may shrink to (holders that wait for a CPU run slower, yet overlap their
  * clients' round trips: service time rises while throughput still does).
  * A kept limit is tried again at once the same way, and resets the gaps
- * below.  A way that lost is tried again after a gap that doubles while it
+ * below; so does a limit the band has doubled without raising throughput
+ * (a lower trial at once).  A way that lost is tried again after a gap that doubles while it
  * loses, from twice TRIAL_GAP_MS up to TRIAL_GAP_MAX_MS: at the knee every
  * trial costs (with turns, twice the best limit can run at two thirds of
  * its throughput).  A higher limit is also tried at once after a lost
@@ -211,6 +212,7 @@ pcc_auto_start(PccAutoState *st, uint32 limit, uint32 min, uint32 max,
 {
 	memset(st, 0, sizeof(*st));
 	st->limit = clamp_limit(limit, min, max);
+	st->band_from = st->limit;
 	st->ceiling = max;
 	st->trial_floor = min;
 	st->trial_down = true;
@@ -321,6 +323,26 @@ adjust_limit(PccAutoState *st, const PccAutoSample *s, uint32 min, uint32 max)
 		st->grew = true;
 	}
 	st->limit = clamp_limit(limit, min, max);
+}
+
+/*
+ * The band has doubled the limit since the controller started, the last
+ * trial ended or it last doubled (no trial set a ceiling below).  Service
+ * time alone took it there, and it misses much of what more holders cost.
+ * If throughput did not rise with it (the first interval at the limit it
+ * started from against this one), try half of it at once, rather than run
+ * at the guess until the next trial is due: live, simple-update at a
+ * thousand connections went from 32 to 64 within a second of a start,
+ * where 32 ran 20-35% faster.  Where throughput rose, the band is right,
+ * and a trial would only cost.
+ */
+static void
+band_doubled(PccAutoState *st, PccTime now)
+{
+	if (st->throughput <= st->band_from_rate * (1 + TRIAL_HIGHER_MARGIN))
+		trial_at_once(st, true, now);
+	st->band_from = st->limit;
+	st->band_from_rate = st->throughput;
 }
 
 /*
@@ -523,6 +545,8 @@ end_trial(PccAutoState *st, double limit, PccTime now)
 {
 	st->trial_on = false;
 	st->limit = limit;
+	st->band_from = limit;
+	st->band_from_rate = 0;
 	st->trial_ended_step = st->steps;
 	st->next_trial = pcc_time_plus_ms(now, TRIAL_GAP_MS);
 }
@@ -735,7 +759,11 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 	}
 	if (s->yield)
 		return true;
+	if (st->band_from_rate <= 0)
+		st->band_from_rate = st->throughput;
 	adjust_limit(st, s, min, max);
+	if (st->limit >= TRIAL_RATIO_FAR * st->band_from)
+		band_doubled(st, now);
 	/*
 	 * A limit that binds nobody needs no fresh baseline, and no pause
 	 * between trials for the band, which does not grow it: only the gap of

@@ -97,6 +97,21 @@ SELECT mode() WITHIN GROUP (ORDER BY max_concurrency) AS usual,
          array_fill(8, ARRAY[300]), 2, 64, 64, 0, -0.05)
  WHERE step > 100;
 
+-- The band doubling the limit since the start (from 8 to 16 within a
+-- second here) without raising throughput is a guess of service time
+-- alone: a lower trial follows at once (the limit first falls at step
+-- 11; before, at step 32, the first trial's, after the band had reached
+-- 24).  Where throughput rose with the band (holders that wait 2 ms for
+-- their clients), no trial comes early, and the band goes on.
+SELECT client_ms, hidden_ms,
+       min(step) FILTER (WHERE step > 3 AND max_concurrency < before) AS first_fall,
+       max(max_concurrency) FILTER (WHERE step <= 30) AS highest_first_3s
+  FROM (VALUES (0.0, 0.05), (2.0, 0.0)) AS c(client_ms, hidden_ms),
+       LATERAL (SELECT *, lag(max_concurrency) OVER (ORDER BY step) AS before
+                  FROM pg_concurrency_control_auto_simulate(array_fill(1.0::float8, ARRAY[100]),
+                         array_fill(8, ARRAY[100]), 2, 64, 8, client_ms, hidden_ms)) AS r
+ GROUP BY 1, 2 ORDER BY 1;
+
 -- Noise does not keep a higher limit.  Where more holders than the knee
 -- gain nothing (flat throughput above 8), an interval's service time
 -- cycles through 1.0, 0.8, 1.0 and 1.2 ms, so that one of two limits in
