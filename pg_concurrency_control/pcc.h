@@ -223,9 +223,11 @@ typedef struct PccAutoState
 	bool		trial_down;		/* lower first when both ways are due */
 	int			trials_lost;	/* lost in a row since one was kept (a
 								 * tie in walk_down leaves it) */
-	double		band_from;		/* the limit when the controller started,
-								 * a trial ended or the band doubled it */
-	double		band_from_rate; /* throughput at it (0: not measured yet) */
+	double		band_from;		/* the limit the band grows from: at the
+								 * start, after a trial or a yield, or the
+								 * last it doubled */
+	double		band_from_rate; /* throughput of an interval at it (0: not
+								 * measured yet) */
 	bool		trial_on;		/* a throughput trial is under way */
 	uint64		trial_ended_step;	/* steps after the last trial's last
 									 * interval */
@@ -237,9 +239,9 @@ typedef struct PccAutoState
 	double		trial_done[2];	/* completions at base, at other */
 	double		trial_seconds[2];	/* and the time each ran */
 	double		trial_pair_rate;	/* rate at base in the pair under way */
-	int			trial_pairs;	/* pairs with both rates measured */
-	double		trial_log_sum;	/* their ln(rate at other / at base) */
-	double		trial_log_sq;	/* and its square, summed */
+	int			trial_npairs;	/* pairs with both rates measured */
+	double		trial_ln_sum;	/* their ln(rate at other / at base) */
+	double		trial_ln_sq;	/* and its square, summed */
 } PccAutoState;
 
 /* One gate: a counting semaphore with a wait queue. */

@@ -39,10 +39,10 @@
  * may shrink to (holders that wait for a CPU run slower, yet overlap their
  * clients' round trips: service time rises while throughput still does).
  * A kept limit is tried again at once the same way, and resets the gaps
- * below; so does a limit the band has doubled without raising throughput
- * (a lower trial at once).  A way that lost is tried again after a gap that doubles while it
- * loses, from twice TRIAL_GAP_MS up to TRIAL_GAP_MAX_MS: at the knee every
- * trial costs (with turns, twice the best limit can run at two thirds of
+ * below; so does a limit the band has grown by TRIAL_RATIO_NEAR without
+ * raising throughput (a lower trial at once).  A way that lost is tried
+ * again after a gap that doubles while it loses, from twice TRIAL_GAP_MS
+ * up to TRIAL_GAP_MAX_MS: at the knee every trial costs (with turns, twice the best limit can run at two thirds of
  * its throughput).  A higher limit is also tried at once after a lost
  * lower one (the knee is not below); after a lost higher one, any trial
  * waits TRIAL_GAP_MS.  Alternating cancels the slow drift of a noisy
@@ -145,8 +145,9 @@
  * A higher limit must also be better beyond the trial's noise: each pair
  * of intervals (base, then other) gives ln(rate at other / rate at base),
  * and their mean must exceed this many standard errors of it.  Pairs
- * cancel the machine's drift; their spread is its noise, which on a busy
- * small VM is often as large as the margin.  A kept higher limit is also
+ * cancel most of the machine's drift; their spread is its noise, which on
+ * a busy small VM is often larger than the margin (standard errors of
+ * 3-10%).  A kept higher limit is also
  * the floor, so one kept by chance binds until the next trial.
  */
 #define TRIAL_HIGHER_SE		2.0
@@ -203,6 +204,16 @@ start_probe(PccAutoState *st, uint32 min, PccTime now, const char *why)
 }
 
 /*
+ * The band starts afresh: the next interval that is no probe's or trial's
+ * tail gives the limit it grows from, and that limit's throughput.
+ */
+static void
+band_starts(PccAutoState *st)
+{
+	st->band_from_rate = 0;
+}
+
+/*
  * Start the controller: it goes on from the given limit once a first probe
  * has measured the baseline.
  */
@@ -212,7 +223,7 @@ pcc_auto_start(PccAutoState *st, uint32 limit, uint32 min, uint32 max,
 {
 	memset(st, 0, sizeof(*st));
 	st->limit = clamp_limit(limit, min, max);
-	st->band_from = st->limit;
+	band_starts(st);
 	st->ceiling = max;
 	st->trial_floor = min;
 	st->trial_down = true;
@@ -326,23 +337,25 @@ adjust_limit(PccAutoState *st, const PccAutoSample *s, uint32 min, uint32 max)
 }
 
 /*
- * The band has doubled the limit since the controller started, the last
- * trial ended or it last doubled (no trial set a ceiling below).  Service
- * time alone took it there, and it misses much of what more holders cost.
- * If throughput did not rise with it (the first interval at the limit it
- * started from against this one), try half of it at once, rather than run
- * at the guess until the next trial is due: live, simple-update at a
- * thousand connections went from 32 to 64 within a second of a start,
- * where 32 ran 20-35% faster.  Where throughput rose, the band is right,
- * and a trial would only cost.
+ * The band has grown the limit by TRIAL_RATIO_NEAR since band_from (no
+ * trial set a ceiling below).  Service time alone took it there, and it
+ * misses much of what more holders cost.  If throughput did not rise with
+ * it (band_from's interval against the last one), try half of it at once,
+ * rather than run at the guess until the next trial is due: live,
+ * simple-update at a thousand connections went from 32 to 64 within a
+ * second of a start, where 32 ran 20-35% faster.  Where throughput rose,
+ * the band is right, and a trial would only cost.
  */
 static void
-band_doubled(PccAutoState *st, PccTime now)
+band_grew(PccAutoState *st, PccTime now)
 {
 	if (st->throughput <= st->band_from_rate * (1 + TRIAL_HIGHER_MARGIN))
+	{
+		auto_log("limit %.0f set by service time alone (from %.0f): %.0f releases/s against %.0f, a lower trial at once",
+				 st->limit, st->band_from, st->throughput, st->band_from_rate);
 		trial_at_once(st, true, now);
-	st->band_from = st->limit;
-	st->band_from_rate = st->throughput;
+	}
+	band_starts(st);
 }
 
 /*
@@ -400,8 +413,8 @@ run_trial(PccAutoState *st, double base, double other)
 	st->trial_done[0] = st->trial_done[1] = 0;
 	st->trial_seconds[0] = st->trial_seconds[1] = 0;
 	st->trial_pair_rate = 0;
-	st->trial_pairs = 0;
-	st->trial_log_sum = st->trial_log_sq = 0;
+	st->trial_npairs = 0;
+	st->trial_ln_sum = st->trial_ln_sq = 0;
 	st->limit = base;
 }
 
@@ -454,9 +467,8 @@ trial_rate(const PccAutoState *st, int i)
  * other it closes it with ln(other / base).
  */
 static void
-count_pair(PccAutoState *st, int i, const PccAutoSample *s)
+count_pair(PccAutoState *st, int i, double rate)
 {
-	double		rate = s->seconds > 0 ? s->done / s->seconds : 0;
 	double		x;
 
 	if (i == 0)
@@ -467,9 +479,9 @@ count_pair(PccAutoState *st, int i, const PccAutoSample *s)
 	if (st->trial_pair_rate <= 0 || rate <= 0)
 		return;
 	x = log(rate / st->trial_pair_rate);
-	st->trial_pairs++;
-	st->trial_log_sum += x;
-	st->trial_log_sq += x * x;
+	st->trial_npairs++;
+	st->trial_ln_sum += x;
+	st->trial_ln_sq += x * x;
 }
 
 /*
@@ -479,13 +491,15 @@ count_pair(PccAutoState *st, int i, const PccAutoSample *s)
 static bool
 pair_stats(const PccAutoState *st, double *mean, double *se)
 {
-	int			n = st->trial_pairs;
+	int			n = st->trial_npairs;
+	double		m;
 	double		var;
 
 	if (n < 2)
 		return false;
-	*mean = st->trial_log_sum / n;
-	var = (st->trial_log_sq - n * *mean * *mean) / (n - 1);
+	m = st->trial_ln_sum / n;
+	var = (st->trial_ln_sq - n * m * m) / (n - 1);
+	*mean = m;
 	*se = sqrt(Max(var, 0.0) / n);
 	return true;
 }
@@ -528,7 +542,8 @@ log_trial(const PccAutoState *st, const char *verdict, double limit)
 	double		se;
 
 	if (pair_stats(st, &mean, &se))
-		snprintf(pairs_buf, sizeof(pairs_buf), " (pairs: %+.1f%% +/- %.1f%%)",
+		snprintf(pairs_buf, sizeof(pairs_buf),
+				 " (pairs: mean %+.1f%%, standard error %.1f%%)",
 				 100.0 * (exp(mean) - 1), 100.0 * se);
 	auto_log("limit %.0f tried against %.0f for %.1f s: %s releases/s at %.0f, %s at %.0f%s; %s, limit %s %.0f (ceiling %.0f, floor %.0f)",
 			 st->trial_other, st->trial_base,
@@ -545,8 +560,7 @@ end_trial(PccAutoState *st, double limit, PccTime now)
 {
 	st->trial_on = false;
 	st->limit = limit;
-	st->band_from = limit;
-	st->band_from_rate = 0;
+	band_starts(st);
 	st->trial_ended_step = st->steps;
 	st->next_trial = pcc_time_plus_ms(now, TRIAL_GAP_MS);
 }
@@ -622,7 +636,7 @@ trial_step(PccAutoState *st, const PccAutoSample *s, PccTime now)
 	st->trial_last_saturated = s->saturated;
 	st->trial_done[i] += s->done;
 	st->trial_seconds[i] += s->seconds;
-	count_pair(st, i, s);
+	count_pair(st, i, st->throughput);
 	if (i == 1 && s->saturated)
 		st->trial_other_saturated = true;
 	++st->trial_steps;
@@ -656,6 +670,19 @@ yield_step(PccAutoState *st, uint32 min, uint32 max)
 	st->grew = false;
 	st->ceiling = max;			/* trials before measured other company */
 	st->trial_floor = min;
+	band_starts(st);
+}
+
+/*
+ * Did the interval ending now run at the limit alone: not in the tail of
+ * a probe (work admitted at auto_min, and the queue refilling the slots it
+ * restored) nor of a trial (work admitted at its other limit)?
+ */
+static bool
+clean_interval(const PccAutoState *st, PccTime now)
+{
+	return st->steps >= st->trial_ended_step + 2 &&
+		pcc_time_exceeds(st->probe_ended, now, 3 * PCC_AUTO_INTERVAL_MS / 2);
 }
 
 /*
@@ -759,11 +786,15 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 	}
 	if (s->yield)
 		return true;
-	if (st->band_from_rate <= 0)
+	if (st->band_from_rate <= 0 && clean_interval(st, now))
+	{
+		st->band_from = st->limit;
 		st->band_from_rate = st->throughput;
+	}
 	adjust_limit(st, s, min, max);
-	if (st->limit >= TRIAL_RATIO_FAR * st->band_from)
-		band_doubled(st, now);
+	if (st->band_from_rate > 0 && st->throughput >= TRIAL_MIN_RATE &&
+		st->limit >= TRIAL_RATIO_NEAR * st->band_from)
+		band_grew(st, now);
 	/*
 	 * A limit that binds nobody needs no fresh baseline, and no pause
 	 * between trials for the band, which does not grow it: only the gap of

@@ -145,7 +145,7 @@ like($log, qr/LOG:  pg_concurrency_control: query gate: limit held at 2 \(was \d
 like($log, qr/query gate: baseline [\d.]+ ms/,
 	'log_auto: the baseline the probe measured is logged');
 like($log,
-	qr/query gate: limit \d+ tried against \d+ for [\d.]+ s: (\d+|none) releases\/s at \d+, (\d+|none) at \d+(?: \(pairs: [+-][\d.]+% \+\/- [\d.]+%\))?; [a-z :]+, limit (stays|now) \d+ \(ceiling \d+, floor \d+\)/,
+	qr/query gate: limit \d+ tried against \d+ for [\d.]+ s: (\d+|none) releases\/s at \d+, (\d+|none) at \d+(?: \(pairs: mean [+-][\d.]+%, standard error [\d.]+%\))?; [a-z :]+, limit (stays|now) \d+ \(ceiling \d+, floor \d+\)/,
 	'log_auto: a trial\'s throughputs, verdict and limit are logged');
 # off at reload: the controller, restarted, probes again, silently
 pcc_reload($node, log_auto => 'off', query_concurrency => '64');
