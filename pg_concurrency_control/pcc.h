@@ -223,11 +223,11 @@ typedef struct PccAutoState
 	bool		trial_down;		/* lower first when both ways are due */
 	int			trials_lost;	/* lost in a row since one was kept (a
 								 * tie in walk_down leaves it) */
-	double		band_from;		/* the limit the band grows from: at the
-								 * start, after a trial or a yield, or the
-								 * last it doubled */
-	double		band_from_rate; /* throughput of an interval at it (0: not
-								 * measured yet) */
+	double		band_from;		/* the limit the band grows from: of the
+								 * first clean interval after the start, a
+								 * trial, a yield or the last growth */
+	double		band_from_rate; /* that interval's throughput (0: none
+								 * yet) */
 	bool		trial_on;		/* a throughput trial is under way */
 	uint64		trial_ended_step;	/* steps after the last trial's last
 									 * interval */

@@ -39,21 +39,22 @@
  * may shrink to (holders that wait for a CPU run slower, yet overlap their
  * clients' round trips: service time rises while throughput still does).
  * A kept limit is tried again at once the same way, and resets the gaps
- * below; so does a limit the band has grown by TRIAL_RATIO_NEAR without
+ * below; so does a limit the band has grown by BAND_GROWTH without
  * raising throughput (a lower trial at once).  A way that lost is tried
  * again after a gap that doubles while it loses, from twice TRIAL_GAP_MS
- * up to TRIAL_GAP_MAX_MS: at the knee every trial costs (with turns, twice the best limit can run at two thirds of
- * its throughput).  A higher limit is also tried at once after a lost
- * lower one (the knee is not below); after a lost higher one, any trial
- * waits TRIAL_GAP_MS.  Alternating cancels the slow drift of a noisy
- * machine.  A gate that is not saturated runs lower trials only: a limit
- * that binds can be faster there (fewer backends switch, and with turns a
- * warm backend runs its session's next work), and a lower limit that
- * stays unsaturated is a tie that ends its trial early (walk_down).  A
- * higher trial after which neither limit binds anybody has drained the
- * queue, which with turns keeps itself and makes the base fast: it has
- * lost, and a probe forms the queue again.  Work completing fewer than
- * TRIAL_MIN_RATE times a second, and a yielding gate, run no trials.
+ * up to TRIAL_GAP_MAX_MS: at the knee every trial costs (with turns,
+ * twice the best limit can run at two thirds of its throughput).  A
+ * higher limit is also tried at once after a lost lower one (the knee is
+ * not below); after a lost higher one, any trial waits TRIAL_GAP_MS.
+ * Alternating cancels the slow drift of a noisy machine.  A gate that is
+ * not saturated runs lower trials only: a limit that binds can be faster
+ * there (fewer backends switch, and with turns a warm backend runs its
+ * session's next work), and a lower limit that stays unsaturated is a tie
+ * that ends its trial early (walk_down).  A higher trial after which
+ * neither limit binds anybody has drained the queue, which with turns
+ * keeps itself and makes the base fast: it has lost, and a probe forms the
+ * queue again.  Work completing fewer than TRIAL_MIN_RATE times a second,
+ * and a yielding gate, run no trials.
  *
  * Each gate's controller sees only its own work's slowdown, and a burst
  * of big queries slows the other gates' work more than its own.  So the
@@ -67,8 +68,9 @@
  *
  * The controller's state is written only by the watchdog (or, for the
  * simulation function, in local memory); the status function reads it
- * racily.  With log_auto on, the watchdog logs each probe and each
- * trial's verdict (the model logs nothing).
+ * racily.  With log_auto on, the watchdog logs each probe, each trial's
+ * verdict and each lower trial the band's growth started (the model logs
+ * nothing).
  *
  *-------------------------------------------------------------------------
  */
@@ -147,8 +149,8 @@
  * and their mean must exceed this many standard errors of it.  Pairs
  * cancel most of the machine's drift; their spread is its noise, which on
  * a busy small VM is often larger than the margin (standard errors of
- * 3-10%).  A kept higher limit is also
- * the floor, so one kept by chance binds until the next trial.
+ * 3-10%).  A kept higher limit is also the floor, so one kept by chance
+ * binds until the next trial.
  */
 #define TRIAL_HIGHER_SE		2.0
 
@@ -168,6 +170,15 @@
  */
 #define TRIAL_RATIO_FAR		2.0
 #define TRIAL_RATIO_NEAR	M_SQRT2
+
+/*
+ * The band growing the limit this much without raising throughput runs a
+ * lower trial at once (band_grew).  Less would take the noise of single
+ * intervals for a verdict; twice would not be reached under an auto_max
+ * of 64 from 35, where simple-update's first clean interval after a start
+ * ran.
+ */
+#define BAND_GROWTH			M_SQRT2
 
 /*
  * The gate whose controller the watchdog steps now, while log_auto is on;
@@ -337,7 +348,7 @@ adjust_limit(PccAutoState *st, const PccAutoSample *s, uint32 min, uint32 max)
 }
 
 /*
- * The band has grown the limit by TRIAL_RATIO_NEAR since band_from (no
+ * The band has grown the limit by BAND_GROWTH since band_from (no
  * trial set a ceiling below).  Service time alone took it there, and it
  * misses much of what more holders cost.  If throughput did not rise with
  * it (band_from's interval against the last one), try half of it at once,
@@ -356,6 +367,24 @@ band_grew(PccAutoState *st, PccTime now)
 		trial_at_once(st, true, now);
 	}
 	band_starts(st);
+}
+
+/*
+ * After a clean interval, run at ran_at: the first since band_starts gives
+ * the band its reference; a later one, once the band has grown the limit
+ * by BAND_GROWTH, is compared with it (never the same interval).
+ */
+static void
+watch_band(PccAutoState *st, double ran_at, PccTime now)
+{
+	if (st->band_from_rate <= 0)
+	{
+		st->band_from = ran_at;
+		st->band_from_rate = st->throughput;
+	}
+	else if (st->throughput >= TRIAL_MIN_RATE &&
+			 st->limit >= BAND_GROWTH * st->band_from)
+		band_grew(st, now);
 }
 
 /*
@@ -719,6 +748,7 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 	/* at most auto_min ran when this interval began */
 	bool		drained = st->drained;
 	double		service_us;
+	double		ran_at;			/* the limit of the interval ending now */
 	bool		shifted;
 
 	if (st->probe_since != 0 &&
@@ -786,15 +816,10 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 	}
 	if (s->yield)
 		return true;
-	if (st->band_from_rate <= 0 && clean_interval(st, now))
-	{
-		st->band_from = st->limit;
-		st->band_from_rate = st->throughput;
-	}
+	ran_at = st->limit;
 	adjust_limit(st, s, min, max);
-	if (st->band_from_rate > 0 && st->throughput >= TRIAL_MIN_RATE &&
-		st->limit >= TRIAL_RATIO_NEAR * st->band_from)
-		band_grew(st, now);
+	if (clean_interval(st, now))
+		watch_band(st, ran_at, now);
 	/*
 	 * A limit that binds nobody needs no fresh baseline, and no pause
 	 * between trials for the band, which does not grow it: only the gap of
