@@ -234,7 +234,6 @@ pcc_auto_start(PccAutoState *st, uint32 limit, uint32 min, uint32 max,
 {
 	memset(st, 0, sizeof(*st));
 	st->limit = clamp_limit(limit, min, max);
-	band_starts(st);
 	st->ceiling = max;
 	st->trial_floor = min;
 	st->trial_down = true;

@@ -97,8 +97,8 @@ SELECT mode() WITHIN GROUP (ORDER BY max_concurrency) AS usual,
          array_fill(8, ARRAY[300]), 2, 64, 64, 0, -0.05)
  WHERE step > 100;
 
--- The band growing the limit by 1.4 times (from 9 to 13 within half a
--- second of the start here) without raising throughput is a guess of
+-- The band growing the limit by 1.4 times (from 9 to 13 within a second
+-- of the start here) without raising throughput is a guess of
 -- service time alone: a lower trial follows at once (the limit first
 -- falls at step 9; before, at step 32, the first trial's, after the band
 -- had reached 24).  Where throughput rose with the band (holders that
