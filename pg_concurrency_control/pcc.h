@@ -39,11 +39,11 @@
  *   waiters of one class.
  * - A lingering slot (kept between two transactions of one turn, see
  *   pcc_gate_linger) stays counted in "running" and sits on
- *   PccGate.lingering.  PccBackend.linger_gate, linger_node and
- *   linger_since change only under that gate's mutex: the owner sets them
+ *   PccGate.lingering.  PccBackend.linger_gate, linger_node, linger_since
+ *   and linger_grace_us change only under that gate's mutex: the owner sets them
  *   when it starts lingering and whoever ends the linger (the owner
  *   resuming or leaving, or anyone reclaiming a slot whose turn is over or
- *   whose session stayed idle past turn_grace) resets linger_gate.  The
+ *   whose session stayed idle past its grace) resets linger_gate.  The
  *   owner may read linger_gate without the mutex: if it reads PCC_NO_GATE,
  *   it is not lingering.
  *
@@ -329,6 +329,8 @@ typedef struct PccBackend
 	dlist_node	linger_node;	/* link in PccGate.lingering */
 	int			linger_gate;	/* gate whose slot it keeps, or PCC_NO_GATE */
 	PccTime		linger_since;	/* when its transaction ended, keeping it */
+	PccTime		linger_grace_us;	/* how long the kept slot may stay idle,
+									 * 0 = the whole turn */
 	char		pad[PG_CACHE_LINE_SIZE];	/* keep owners apart */
 } PccBackend;
 
@@ -350,6 +352,8 @@ typedef struct PccShared
 										 * long for all of them, 0 = off */
 	pg_atomic_uint32 turn_grace_us; /* a kept slot idle this long is given
 									 * back, 0 = only at the turn's end */
+	pg_atomic_uint32 turn_grace_max_us; /* longest grace a quick client
+										 * earns (pcc_gate_linger) */
 	pg_atomic_uint32 priority_aging_ms; /* head start of one class over the
 										 * next */
 	pg_atomic_uint32 auto_min;	/* bounds of adaptive limits */

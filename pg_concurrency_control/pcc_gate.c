@@ -18,6 +18,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/xact.h"
 #include "libpq/libpq.h"
 #include "miscadmin.h"
@@ -36,7 +38,22 @@
 /* Latches are set after the spinlock is released, in batches this big. */
 #define WAKE_BATCH		64
 
+/* Weight of the newest gap in this session's usual reply time. */
+#define REPLY_WEIGHT	0.25
+
 static void pcc_gate_give_back(PccGate *gate);
+
+/*
+ * This session's client's usual reply time: a moving geometric mean of the
+ * time from a COMMIT that kept the slot to the start of the next
+ * transaction that wants one (the client's reply, or its thinking), as
+ * the log of microseconds; local, read only to set this session's grace.
+ * kept_at is when the last such COMMIT kept its slot, 0 once its gap is
+ * counted.
+ */
+static double reply_ln = 0;
+static bool reply_known = false;
+static PccTime kept_at = 0;
 
 static const char *const gate_names[PCC_NUM_GATES] = {
 	"query", "bigquery", "transaction", "autocommit"
@@ -209,7 +226,7 @@ pcc_turn_end(PccGate *gate, PccTime turn_start)
 
 /*
  * Free the lingering slots whose turn is over, whose session has sent
- * nothing for turn_grace (a client that thinks between transactions would
+ * nothing for its grace (a client that thinks between transactions would
  * keep the slot idle: the turn is only for back-to-back work), any that a
  * lowered limit no longer allows, and all of them once nobody waits (the
  * waiters they were kept against left).  Caller holds the gate mutex.
@@ -218,7 +235,6 @@ static void
 pcc_gate_reclaim_locked(PccGate *gate, PccTime now)
 {
 	uint32		limit = pg_atomic_read_u32(&gate->limit);
-	PccTime		grace_us = pg_atomic_read_u32(&pcc_shared->turn_grace_us);
 	/* waiting cannot change under the mutex: one turn length for all */
 	int64		turn_us = pcc_gate_turn_us(gate);
 	dlist_mutable_iter iter;
@@ -229,7 +245,8 @@ pcc_gate_reclaim_locked(PccGate *gate, PccTime now)
 		uint64		state = pg_atomic_read_u64(&gate->state);
 
 		if (be->turn_start[be->linger_gate] + turn_us > now &&
-			(grace_us == 0 || now - be->linger_since < grace_us) &&
+			(be->linger_grace_us == 0 ||
+			 now - be->linger_since < be->linger_grace_us) &&
 			pcc_state_running(state) <= limit &&
 			pcc_state_waiting(state) > 0)
 			continue;
@@ -717,6 +734,38 @@ pcc_gate_abandon_wait(void)
 		pcc_gate_give_back(gate);
 }
 
+/* Count the gap since this session's last kept slot in its reply time. */
+static void
+pcc_learn_reply(PccTime now)
+{
+	double		gap_ln = log((double) Max(now - kept_at, 1));
+
+	reply_ln = reply_known ? reply_ln + REPLY_WEIGHT * (gap_ln - reply_ln) : gap_ln;
+	reply_known = true;
+}
+
+/*
+ * How long this session's kept slot may stay idle (0: the whole turn).
+ * turn_grace, or for a client that usually replies quickly, twice its
+ * usual reply time up to turn_grace_max: a grace fixed for all must be
+ * short enough for clients that think between transactions, and then
+ * ends the turns of clients that merely reply slowly (a network, a busy
+ * client host).  A client whose twice usual reply exceeds turn_grace_max
+ * is taken to think, and keeping its slot through that would idle it.
+ */
+static PccTime
+pcc_session_grace_us(void)
+{
+	PccTime		grace_us = pg_atomic_read_u32(&pcc_shared->turn_grace_us);
+	PccTime		max_us = pg_atomic_read_u32(&pcc_shared->turn_grace_max_us);
+	PccTime		earned_us;
+
+	if (grace_us == 0 || !reply_known)
+		return grace_us;
+	earned_us = (PccTime) (2 * exp(reply_ln));
+	return earned_us <= max_us ? Max(grace_us, earned_us) : grace_us;
+}
+
 /*
  * At the end of a transaction that holds the slot of gate id: keep the slot
  * for this session's next transaction while others wait and its turn (see
@@ -724,9 +773,9 @@ pcc_gate_abandon_wait(void)
  * the transactions of its turn back to back instead of handing the slot to
  * a cold one after each, which on a small machine with many sessions costs
  * more than the work.  A kept slot nobody resumes is freed when the turn
- * ends or the session stays idle past turn_grace (pcc_gate_reclaim_locked,
- * the watchdog making sure it happens); one whose session needs another
- * gate is given back by pcc_gate_resume.
+ * ends or the session stays idle past its grace (pcc_session_grace_us;
+ * pcc_gate_reclaim_locked, the watchdog making sure it happens); one whose
+ * session needs another gate is given back by pcc_gate_resume.
  */
 void
 pcc_gate_linger(PccGateId id)
@@ -735,6 +784,7 @@ pcc_gate_linger(PccGateId id)
 	PccBackend *me = pcc_my_backend();
 	uint64		state;
 	PccTime		now;
+	PccTime		grace_us;
 	bool		first;
 
 	pcc_gate_forget_hold(me, id);
@@ -745,6 +795,7 @@ pcc_gate_linger(PccGateId id)
 		pcc_gate_give_back(gate);
 		return;
 	}
+	grace_us = pcc_session_grace_us();
 
 	SpinLockAcquire(&gate->mutex);
 	state = pg_atomic_read_u64(&gate->state);
@@ -757,9 +808,11 @@ pcc_gate_linger(PccGateId id)
 	}
 	me->linger_gate = id;
 	me->linger_since = now;
+	me->linger_grace_us = grace_us;
 	dlist_push_tail(&gate->lingering, &me->linger_node);
 	first = gate->nlingering++ == 0;
 	SpinLockRelease(&gate->mutex);
+	kept_at = now;
 	/* the watchdog may sleep far longer than the grace: wake it */
 	if (first && pg_atomic_read_u32(&pcc_shared->turn_grace_us) > 0)
 		pcc_wake_watchdog();
@@ -785,6 +838,10 @@ pcc_gate_linger(PccGateId id)
  * of the same priority queued never goes before it, and the turns that
  * began before end (a turn lasts at most quantum).
  *
+ * The time since this session's last COMMIT that kept a slot counts in its
+ * client's reply time (pcc_session_grace_us), whether it still keeps it
+ * or not.
+ *
  * PCC_NO_GATE (turn_start NULL) just gives back what is kept.
  */
 bool
@@ -798,10 +855,15 @@ pcc_gate_resume(PccGateId id, PccTime *turn_start)
 
 	if (turn_start != NULL)
 		*turn_start = 0;
+	if (kept == PCC_NO_GATE && kept_at == 0)
+		return false;
+	now = pcc_now();
+	if (kept_at != 0 && turn_start != NULL)
+		pcc_learn_reply(now);
+	kept_at = 0;
 	if (kept == PCC_NO_GATE)
 		return false;
 	gate = pcc_gate(kept);
-	now = pcc_now();
 
 	SpinLockAcquire(&gate->mutex);
 	if (me->linger_gate != kept)

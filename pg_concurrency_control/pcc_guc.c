@@ -44,6 +44,7 @@ static int		pcc_warm_max_wait = 1;
 static int		pcc_quantum = 100;
 static int		pcc_max_turn_wait = 500;
 static double pcc_turn_grace = 0.2;
+static double pcc_turn_grace_max = 5;
 int			pcc_priority = PCC_PRIORITY_NORMAL;
 static int		pcc_priority_aging = 10 * 1000;
 static int		pcc_auto_min = 2;
@@ -141,6 +142,8 @@ pcc_publish_settings(void)
 	pg_atomic_write_u32(&pcc_shared->max_turn_wait_ms, (uint32) pcc_max_turn_wait);
 	pg_atomic_write_u32(&pcc_shared->turn_grace_us,
 						(uint32) rint(pcc_turn_grace * 1000.0));
+	pg_atomic_write_u32(&pcc_shared->turn_grace_max_us,
+						(uint32) rint(pcc_turn_grace_max * 1000.0));
 	pg_atomic_write_u32(&pcc_shared->priority_aging_ms, (uint32) pcc_priority_aging);
 	pg_atomic_write_u64(&pcc_shared->config_loaded, (uint64) PgReloadTime);
 }
@@ -237,6 +240,11 @@ pcc_define_gucs(void)
 							 "A kept slot whose session sends nothing for this long is given back before its turn ends.",
 							 "0 keeps it for the whole turn. Microseconds are accepted, as '200us'. On a gate where nothing else moves, the slot goes back up to 5 ms after the grace.",
 							 &pcc_turn_grace, 0.2, 0, 1000,
+							 PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomRealVariable("pg_concurrency_control.turn_grace_max",
+							 "Longest grace of a session whose client usually sends its next transaction quickly.",
+							 "A session's grace is twice its client's usual time from COMMIT to the next transaction, at least turn_grace; a client usually slower than half of this thinks between transactions and gets turn_grace. At or below turn_grace, every session gets turn_grace.",
+							 &pcc_turn_grace_max, 5, 0, 1000,
 							 PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomEnumVariable("pg_concurrency_control.priority",
 							 "Queue priority of this session's statements: high, normal or low.",

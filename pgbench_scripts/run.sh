@@ -14,7 +14,8 @@
 #            --protocols "prepared simple" --targets "native module module-q0 pgbouncer"
 #            (module-qN: the module with quantum N ms, side by side with "module";
 #             module-qN-gG: and turn_grace G us; module-qN-gG-wW, module-qN-wW: and
-#             max_turn_wait W ms; pgbouncer: Debian bookworm's 1.18,
+#             max_turn_wait W ms; a last -mM: turn_grace_max M us (else 0, so that
+#             every session has turn_grace); pgbouncer: Debian bookworm's 1.18,
 #             simple protocol only; pgbouncer126: sid's 1.26 from a chroot, both
 #             protocols, prepared statements pooled)
 #            --think MS (each client pauses MS between transactions)
@@ -50,18 +51,19 @@ while [ $# -gt 0 ]; do
 done
 # The turn settings of a module target as ALTER SYSTEM commands: the
 # module's defaults (or --quantum) for "module", else quantum N ms,
-# turn_grace G us and max_turn_wait W ms from "module-qN[-gG][-wW]".
+# turn_grace G us, max_turn_wait W ms and turn_grace_max M us from
+# "module-qN[-gG][-wW][-mM]".
 target_turns() {
-	local q g=0 w=0
+	local q g=0 w=0 m=0
 	if [ "$1" = module ] && [ "$QUANTUM" = default ]; then
-		for p in quantum turn_grace max_turn_wait; do
+		for p in quantum turn_grace max_turn_wait turn_grace_max; do
 			echo "ALTER SYSTEM RESET pg_concurrency_control.$p;"
 		done
 		return
 	elif [ "$1" = module ]; then
 		q=$QUANTUM
-	elif [[ $1 =~ ^module-q([0-9]+)(-g([0-9]+))?(-w([0-9]+))?$ ]]; then
-		q=${BASH_REMATCH[1]} g=${BASH_REMATCH[3]:-0} w=${BASH_REMATCH[5]:-0}
+	elif [[ $1 =~ ^module-q([0-9]+)(-g([0-9]+))?(-w([0-9]+))?(-m([0-9]+))?$ ]]; then
+		q=${BASH_REMATCH[1]} g=${BASH_REMATCH[3]:-0} w=${BASH_REMATCH[5]:-0} m=${BASH_REMATCH[7]:-0}
 	else
 		echo "unknown target $1" >&2
 		exit 2
@@ -69,6 +71,7 @@ target_turns() {
 	echo "ALTER SYSTEM SET pg_concurrency_control.quantum = $q;"
 	echo "ALTER SYSTEM SET pg_concurrency_control.turn_grace = '${g}us';"
 	echo "ALTER SYSTEM SET pg_concurrency_control.max_turn_wait = $w;"
+	echo "ALTER SYSTEM SET pg_concurrency_control.turn_grace_max = '${m}us';"
 }
 [[ $QUANTUM =~ ^([0-9]+|default)$ ]] || { echo "--quantum takes a number of ms" >&2; exit 2; }
 for target in $TARGETS; do
@@ -258,7 +261,7 @@ done
 	[ -z "$BOUNCER126_ROOT" ] ||
 		echo "PgBouncer (sid): $(chroot "$BOUNCER126_ROOT" pgbouncer --version 2>&1 | head -1)"
 	echo "workload $WORKLOAD, scale $SCALE, steady ${DURATION}s per step, unlogged=$UNLOGGED, think ${THINK:-0} ms"
-	echo "module limits $LIMIT (all four gates), queue_order $ORDER, warm_max_wait ${WARM_WAIT}ms, turns of \"module\": $([ "$QUANTUM" = default ] && echo "the module's defaults" || echo "quantum ${QUANTUM}ms") (module-qN-gG-wW: quantum N ms, turn_grace G us, max_turn_wait W ms)"
+	echo "module limits $LIMIT (all four gates), queue_order $ORDER, warm_max_wait ${WARM_WAIT}ms, turns of \"module\": $([ "$QUANTUM" = default ] && echo "the module's defaults" || echo "quantum ${QUANTUM}ms") (module-qN-gG-wW-mM: quantum N ms, turn_grace G us, max_turn_wait W ms, turn_grace_max M us)"
 	echo "PgBouncer: transaction pooling, pool size $LIMIT"
 	echo "server settings (module targets add their turn settings with ALTER SYSTEM):"
 	server_conf $(( max_step + 50 )) | sed 's/^/    /'

@@ -198,6 +198,32 @@ finish($w[0]);
 is(log_order($node), 's,w', 'back within the grace, the session continues its turn');
 no_problems($node, 'turn_grace');
 
+# --- turn_grace_max: a session whose client usually comes back within half
+# of it earns a grace of twice its usual reply time; one slower thinks and
+# keeps turn_grace.  A fresh session pauses 150 ms after each COMMIT.
+sub pause_round
+{
+	my ($c, $who) = @_;
+	turn_with_waiter($c, $w[0], 'w');
+	usleep(150_000);
+	$c->query_safe(txn($who));
+	my $secs = seconds_until_admitted();
+	finish($w[0]);
+	return (log_order($node), $secs);
+}
+pcc_reload($node, quantum => '1min', turn_grace => '20ms', turn_grace_max => '1s');
+my $c = session($node);
+my ($order, $late) = pause_round($c, 'c1');
+is($order, 'w,c1', 'turn_grace_max: no reply time known yet, turn_grace ends the turn');
+($order, $late) = pause_round($c, 'c2');
+is($order, 'c2,w', 'back after 150 ms, a grace of twice that keeps the turn');
+ok($late < 5, "the earned grace still ends the idle turn ($late s)");
+pcc_reload($node, turn_grace_max => '250ms');
+($order, $late) = pause_round($c, 'c3');
+is($order, 'w,c3', 'twice its reply time over turn_grace_max: a thinking client, turn_grace');
+$c->quit;
+no_problems($node, 'turn_grace_max');
+
 # --- max_turn_wait: a turn shrinks as the queue grows, so that a queued
 # session waits about max_turn_wait for the turns ahead of it: with four
 # waiters for one slot, a 1 min quantum and 8 s, a turn lasts 2 s
