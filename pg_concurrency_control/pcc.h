@@ -40,10 +40,11 @@
  * - A lingering slot (kept between two transactions of one turn, see
  *   pcc_gate_linger) stays counted in "running" and sits on
  *   PccGate.lingering.  PccBackend.linger_gate, linger_node, linger_since
- *   and linger_grace_us change only under that gate's mutex: the owner sets them
- *   when it starts lingering and whoever ends the linger (the owner
- *   resuming or leaving, or anyone reclaiming a slot whose turn is over or
- *   whose session stayed idle past its grace) resets linger_gate.  The
+ *   and linger_grace_us change only under that gate's mutex: the owner
+ *   sets them when it starts lingering (the grace fixed for this linger)
+ *   and whoever ends the linger (the owner resuming or leaving, or anyone
+ *   reclaiming a slot whose turn is over or whose session stayed idle past
+ *   its grace) resets linger_gate.  The
  *   owner may read linger_gate without the mutex: if it reads PCC_NO_GATE,
  *   it is not lingering.
  *
@@ -350,8 +351,9 @@ typedef struct PccShared
 	pg_atomic_uint32 max_turn_wait_ms;	/* turns shrink with the queue so
 										 * that a waiter waits about this
 										 * long for all of them, 0 = off */
-	pg_atomic_uint32 turn_grace_us; /* a kept slot idle this long is given
-									 * back, 0 = only at the turn's end */
+	pg_atomic_uint32 turn_grace_us; /* shortest grace: a kept slot idle this
+									 * long may be given back, 0 = only at
+									 * the turn's end */
 	pg_atomic_uint32 turn_grace_max_us; /* longest grace a quick client
 										 * earns (pcc_gate_linger) */
 	pg_atomic_uint32 priority_aging_ms; /* head start of one class over the

@@ -38,18 +38,30 @@
 /* Latches are set after the spinlock is released, in batches this big. */
 #define WAKE_BATCH		64
 
-/* Weight of the newest gap in this session's usual reply time. */
+/*
+ * Weight of the newest gap in this session's usual reply time: a few
+ * transactions make the usual, so one long pause does not end a quick
+ * client's turns, nor does one quick reply earn a thinking client a grace.
+ */
 #define REPLY_WEIGHT	0.25
+
+/*
+ * A quick client's grace is this many times its usual (geometric mean)
+ * reply: it covers most of the spread of the replies around it, and
+ * keeps the slot at most that long idle when the client does not come.
+ */
+#define GRACE_PER_REPLY	2
 
 static void pcc_gate_give_back(PccGate *gate);
 
 /*
- * This session's client's usual reply time: a moving geometric mean of the
- * time from a COMMIT that kept the slot to the start of the next
- * transaction that wants one (the client's reply, or its thinking), as
- * the log of microseconds; local, read only to set this session's grace.
- * kept_at is when the last such COMMIT kept its slot, 0 once its gap is
- * counted.
+ * This session's client's usual reply time: a moving geometric mean (so
+ * that a rare long pause weighs little) of the time from the end of a
+ * transaction that kept its slot to the admission of the next transaction
+ * (the client's reply or its thinking, and the next statement's parse and
+ * plan, all of it time the kept slot stays idle), as the log of
+ * microseconds; local, read only to set this session's grace.  kept_at is
+ * when the last such transaction kept its slot, 0 once its gap is counted.
  */
 static double reply_ln = 0;
 static bool reply_known = false;
@@ -746,11 +758,12 @@ pcc_learn_reply(PccTime now)
 
 /*
  * How long this session's kept slot may stay idle (0: the whole turn).
- * turn_grace, or for a client that usually replies quickly, twice its
- * usual reply time up to turn_grace_max: a grace fixed for all must be
+ * turn_grace, or for a client that usually replies quickly,
+ * GRACE_PER_REPLY times its usual reply up to turn_grace_max (never
+ * before its first reply is known): a grace fixed for all must be
  * short enough for clients that think between transactions, and then
  * ends the turns of clients that merely reply slowly (a network, a busy
- * client host).  A client whose twice usual reply exceeds turn_grace_max
+ * client host).  A client whose earned grace would exceed turn_grace_max
  * is taken to think, and keeping its slot through that would idle it.
  */
 static PccTime
@@ -762,7 +775,7 @@ pcc_session_grace_us(void)
 
 	if (grace_us == 0 || !reply_known)
 		return grace_us;
-	earned_us = (PccTime) (2 * exp(reply_ln));
+	earned_us = (PccTime) (GRACE_PER_REPLY * exp(reply_ln));
 	return earned_us <= max_us ? Max(grace_us, earned_us) : grace_us;
 }
 
@@ -814,7 +827,7 @@ pcc_gate_linger(PccGateId id)
 	SpinLockRelease(&gate->mutex);
 	kept_at = now;
 	/* the watchdog may sleep far longer than the grace: wake it */
-	if (first && pg_atomic_read_u32(&pcc_shared->turn_grace_us) > 0)
+	if (first && grace_us > 0)
 		pcc_wake_watchdog();
 }
 
@@ -838,9 +851,10 @@ pcc_gate_linger(PccGateId id)
  * of the same priority queued never goes before it, and the turns that
  * began before end (a turn lasts at most quantum).
  *
- * The time since this session's last COMMIT that kept a slot counts in its
- * client's reply time (pcc_session_grace_us), whether it still keeps it
- * or not.
+ * The time since this session's last transaction that kept a slot ended
+ * counts in its client's reply time (pcc_session_grace_us), whether the
+ * slot is still kept or not; not at exit or a group's admission
+ * (turn_start NULL), which are no reply.
  *
  * PCC_NO_GATE (turn_start NULL) just gives back what is kept.
  */
@@ -855,8 +869,11 @@ pcc_gate_resume(PccGateId id, PccTime *turn_start)
 
 	if (turn_start != NULL)
 		*turn_start = 0;
-	if (kept == PCC_NO_GATE && kept_at == 0)
+	if (kept == PCC_NO_GATE && (kept_at == 0 || turn_start == NULL))
+	{
+		kept_at = 0;
 		return false;
+	}
 	now = pcc_now();
 	if (kept_at != 0 && turn_start != NULL)
 		pcc_learn_reply(now);

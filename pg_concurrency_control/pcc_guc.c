@@ -237,8 +237,8 @@ pcc_define_gucs(void)
 							&pcc_max_turn_wait, 500, 0, 60 * 1000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomRealVariable("pg_concurrency_control.turn_grace",
-							 "A kept slot whose session sends nothing for this long is given back before its turn ends.",
-							 "0 keeps it for the whole turn. Microseconds are accepted, as '200us'. On a gate where nothing else moves, the slot goes back up to 5 ms after the grace.",
+							 "Shortest grace: a kept slot whose session sends nothing for this long is given back before its turn ends.",
+							 "0 keeps it for the whole turn (turn_grace_max then does nothing). Sessions whose clients reply quickly earn longer ones, see turn_grace_max. Microseconds are accepted, as '200us'. On a gate where nothing else moves, the slot goes back up to 5 ms after the grace.",
 							 &pcc_turn_grace, 0.2, 0, 1000,
 							 PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomRealVariable("pg_concurrency_control.turn_grace_max",

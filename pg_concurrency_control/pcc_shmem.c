@@ -86,6 +86,7 @@ pcc_shmem_init(void)
 		pg_atomic_init_u32(&pcc_shared->quantum_ms, 0);
 		pg_atomic_init_u32(&pcc_shared->max_turn_wait_ms, 0);
 		pg_atomic_init_u32(&pcc_shared->turn_grace_us, 0);
+		pg_atomic_init_u32(&pcc_shared->turn_grace_max_us, 0);
 		pg_atomic_init_u32(&pcc_shared->priority_aging_ms, 0);
 		pg_atomic_init_u32(&pcc_shared->auto_min, 1);
 		pg_atomic_init_u32(&pcc_shared->auto_max, 1);

@@ -200,12 +200,12 @@ no_problems($node, 'turn_grace');
 
 # --- turn_grace_max: a session whose client usually comes back within half
 # of it earns a grace of twice its usual reply time; one slower thinks and
-# keeps turn_grace.  A fresh session pauses 150 ms after each COMMIT.
+# keeps turn_grace.  A fresh session pauses 300 ms after each COMMIT.
 sub pause_round
 {
 	my ($c, $who) = @_;
 	turn_with_waiter($c, $w[0], 'w');
-	usleep(150_000);
+	usleep(300_000);
 	$c->query_safe(txn($who));
 	my $secs = seconds_until_admitted();
 	finish($w[0]);
@@ -216,9 +216,9 @@ my $c = session($node);
 my ($order, $late) = pause_round($c, 'c1');
 is($order, 'w,c1', 'turn_grace_max: no reply time known yet, turn_grace ends the turn');
 ($order, $late) = pause_round($c, 'c2');
-is($order, 'c2,w', 'back after 150 ms, a grace of twice that keeps the turn');
+is($order, 'c2,w', 'back after 300 ms, a grace of twice that keeps the turn');
 ok($late < 5, "the earned grace still ends the idle turn ($late s)");
-pcc_reload($node, turn_grace_max => '250ms');
+pcc_reload($node, turn_grace_max => '500ms');
 ($order, $late) = pause_round($c, 'c3');
 is($order, 'w,c3', 'twice its reply time over turn_grace_max: a thinking client, turn_grace');
 $c->quit;
