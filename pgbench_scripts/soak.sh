@@ -109,6 +109,7 @@ while running; do
 		if [ "$QUANTUM" -gt 0 ]; then
 			$MON -c "ALTER SYSTEM SET pg_concurrency_control.quantum = $((RANDOM % (2 * QUANTUM)))" \
 				-c "ALTER SYSTEM SET pg_concurrency_control.turn_grace = '$((RANDOM % 400))us'" \
+				-c "ALTER SYSTEM SET pg_concurrency_control.turn_grace_max = '$((RANDOM % 8000))us'" \
 				-c "ALTER SYSTEM SET pg_concurrency_control.max_turn_wait = $((RANDOM % 1000))"
 		fi
 		$MON -c 'SELECT pg_reload_conf()' >/dev/null
