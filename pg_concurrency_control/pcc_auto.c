@@ -34,7 +34,8 @@
  * two after a lost trial, over it after two lost in a row), and compare
  * the throughput of both.  The lower limit is kept unless it is worse, the
  * higher only if it is measurably better (by a margin, and beyond the
- * noise of the trial's pairs of intervals); the verdict is the ceiling the
+ * noise of the trial's pairs of intervals, unless a tie left the limit it
+ * is tried against); the verdict is the ceiling the
  * band may grow the limit to, and a kept higher limit is also the floor it
  * may shrink to (holders that wait for a CPU run slower, yet overlap their
  * clients' round trips: service time rises while throughput still does).
@@ -534,7 +535,12 @@ pair_stats(const PccAutoState *st, double *mean, double *se)
 
 /*
  * Is the higher limit measurably better: by TRIAL_HIGHER_MARGIN overall,
- * and by more than TRIAL_HIGHER_SE standard errors of its pairs?
+ * and by more than TRIAL_HIGHER_SE standard errors of its pairs?  From a
+ * limit a tie left, the margin is enough: that limit was never measured
+ * against anything (nobody was bound for two pairs of intervals, which a
+ * lull can make, as while a thousand backends re-read the configuration
+ * after a reload), so it deserves no stronger presumption than the limit
+ * tried above it.
  */
 static bool
 higher_better(const PccAutoState *st)
@@ -542,8 +548,10 @@ higher_better(const PccAutoState *st)
 	double		mean;
 	double		se;
 
-	return trial_rate(st, 1) > trial_rate(st, 0) * (1 + TRIAL_HIGHER_MARGIN) &&
-		pair_stats(st, &mean, &se) && mean > TRIAL_HIGHER_SE * se;
+	if (!(trial_rate(st, 1) > trial_rate(st, 0) * (1 + TRIAL_HIGHER_MARGIN)))
+		return false;
+	return st->tie_left_limit ||
+		(pair_stats(st, &mean, &se) && mean > TRIAL_HIGHER_SE * se);
 }
 
 /* The same for the log, "none" for a limit that has not run yet. */
@@ -607,6 +615,7 @@ walk_down(PccAutoState *st, PccTime now)
 	keep_other(st, true);
 	log_trial(st, "it bound nobody: a tie", st->trial_other);
 	end_trial(st, st->trial_other, now);
+	st->tie_left_limit = true;
 	st->trial_down = true;
 	st->next_trial = now;
 }
@@ -620,6 +629,9 @@ static void
 finish_trial(PccAutoState *st, bool lower, bool keep, const char *verdict,
 			 PccTime now)
 {
+	/* a lost lower trial says nothing of the limits above */
+	if (keep || !lower)
+		st->tie_left_limit = false;
 	if (keep)
 		keep_other(st, lower);
 	else

@@ -386,7 +386,8 @@ pg_concurrency_control_config_loaded(PG_FUNCTION_ARGS)
 
 /*
  * pg_concurrency_control_auto_simulate(unloaded_ms[], knee[], auto_min,
- * auto_max, start, client_ms, hidden_ms, demand, sessions): run the
+ * auto_max, start, client_ms, hidden_ms, demand, sessions, lull_steps,
+ * lull_demand): run the
  * adaptive limit's controller against a model server, one row per
  * PCC_AUTO_INTERVAL_MS step, to test and explain it.
  * In step i the model serves up to knee[i] holders at once in unloaded_ms[i]
@@ -408,6 +409,9 @@ pg_concurrency_control_config_loaded(PG_FUNCTION_ARGS)
  * each holder past the knee shortens every hold by that much (holders that
  * wait for a CPU overlap their clients' round trips), down to half its
  * service time, so throughput still rises where service time says stop.
+ * For the first lull_steps steps only lull_demand sessions want a slot
+ * (as while a thousand backends re-read the configuration after a
+ * reload), demand after.
  */
 Datum
 pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
@@ -422,6 +426,8 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 	float8		hidden_ms = PG_GETARG_FLOAT8(6);
 	int32		demand = PG_GETARG_INT32(7);
 	int32		sessions = PG_GETARG_INT32(8);
+	int32		lull_steps = PG_GETARG_INT32(9);
+	int32		lull_demand = PG_GETARG_INT32(10);
 	bool		queued = false;
 	Datum	   *unloaded;
 	Datum	   *knee;
@@ -453,12 +459,12 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("auto_min, auto_max and start must be at least 1")));
-	if (demand < 0)
+	if (demand < 0 || lull_demand < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("demand must not be negative"),
 				 errhint("Use 0 for more sessions than any limit.")));
-	if (sessions < 0 || (sessions > 0 && sessions < demand))
+	if (sessions < 0 || (sessions > 0 && sessions < Max(demand, lull_demand)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("sessions must be 0 or at least demand"),
@@ -484,6 +490,7 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 		double		at_server;
 		double		hold_us;
 		double		done;
+		int32		wanting = step < lull_steps ? lull_demand : demand;
 
 		CHECK_FOR_INTERRUPTS();
 		if (!(base_ms > 0) || isinf(base_ms) || capacity < 1)
@@ -491,9 +498,9 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("step %d: unloaded_ms must be positive and finite, knee at least 1",
 							step + 1)));
-		queued = demand == 0 || (uint32) demand >= limit ||
+		queued = wanting == 0 || (uint32) wanting >= limit ||
 			(queued && (uint64) limit * SIM_QUEUE_KEEPS < (uint64) sessions);
-		holders = queued ? limit : (uint32) demand;
+		holders = queued ? limit : (uint32) wanting;
 		runnable = sessions > 0 && !queued ? Max(holders, (uint32) sessions) :
 			holders;
 		/* past the knee, holders at the server share it */
