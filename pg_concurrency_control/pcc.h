@@ -224,8 +224,8 @@ typedef struct PccAutoState
 	bool		trial_down;		/* lower first when both ways are due */
 	int			trials_lost;	/* lost in a row since one was kept (a
 								 * tie in walk_down leaves it) */
-	bool		tie_left_limit;	/* the limit is a tie's (walk_down), no
-								 * higher trial judged since */
+	double		tie_limit;		/* the limit the last tie (walk_down) left,
+								 * until a trial from it is judged; 0: none */
 	double		band_from;		/* the limit the band grows from: of the
 								 * first clean interval after the start, a
 								 * trial, a yield or the last growth */

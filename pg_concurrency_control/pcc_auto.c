@@ -34,8 +34,8 @@
  * two after a lost trial, over it after two lost in a row), and compare
  * the throughput of both.  The lower limit is kept unless it is worse, the
  * higher only if it is measurably better (by a margin, and beyond the
- * noise of the trial's pairs of intervals, unless a tie left the limit it
- * is tried against); the verdict is the ceiling the
+ * noise of the trial's pairs of intervals, except from the limit a tie
+ * left: see from_tie); the verdict is the ceiling the
  * band may grow the limit to, and a kept higher limit is also the floor it
  * may shrink to (holders that wait for a CPU run slower, yet overlap their
  * clients' round trips: service time rises while throughput still does).
@@ -151,7 +151,7 @@
  * cancel most of the machine's drift; their spread is its noise, which on
  * a busy small VM is often larger than the margin (standard errors of
  * 3-10%).  A kept higher limit is also the floor, so one kept by chance
- * binds until the next trial.
+ * binds until the next trial.  Not from the limit a tie left (from_tie).
  */
 #define TRIAL_HIGHER_SE		2.0
 
@@ -534,13 +534,24 @@ pair_stats(const PccAutoState *st, double *mean, double *se)
 }
 
 /*
+ * Is the trial's base the limit a tie left?  Such a limit was never
+ * measured against a higher one: it bound nobody for two pairs of
+ * intervals, which a lull makes too (a thousand backends re-reading the
+ * configuration after a reload empty the queue for a second or two).  It
+ * deserves no stronger presumption than the limit tried above it, so that
+ * trial needs only the margin.  Once the band, a yield or a reload has
+ * moved the limit, the base is no longer the tie's.
+ */
+static bool
+from_tie(const PccAutoState *st)
+{
+	return st->tie_limit > 0 && rint(st->trial_base) == rint(st->tie_limit);
+}
+
+/*
  * Is the higher limit measurably better: by TRIAL_HIGHER_MARGIN overall,
- * and by more than TRIAL_HIGHER_SE standard errors of its pairs?  From a
- * limit a tie left, the margin is enough: that limit was never measured
- * against anything (nobody was bound for two pairs of intervals, which a
- * lull can make, as while a thousand backends re-read the configuration
- * after a reload), so it deserves no stronger presumption than the limit
- * tried above it.
+ * and, unless its base is a tie's, by more than TRIAL_HIGHER_SE standard
+ * errors of its pairs?
  */
 static bool
 higher_better(const PccAutoState *st)
@@ -550,7 +561,7 @@ higher_better(const PccAutoState *st)
 
 	if (!(trial_rate(st, 1) > trial_rate(st, 0) * (1 + TRIAL_HIGHER_MARGIN)))
 		return false;
-	return st->tie_left_limit ||
+	return from_tie(st) ||
 		(pair_stats(st, &mean, &se) && mean > TRIAL_HIGHER_SE * se);
 }
 
@@ -606,8 +617,8 @@ end_trial(PccAutoState *st, double limit, PccTime now)
  * TRIAL_UNREACHED_PAIRS intervals binds nobody: a tie, which keeps the
  * lower limit without measuring it, and the trials walk on down at once
  * (their gaps and ratio as they were) until a limit binds.  Two readings
- * can miss a burst: the limit kept may then bind, and a later trial
- * corrects it.
+ * can miss a burst, or fall in a lull: the limit kept may then bind, and
+ * a later trial corrects it (a higher one needs only the margin there).
  */
 static void
 walk_down(PccAutoState *st, PccTime now)
@@ -615,7 +626,7 @@ walk_down(PccAutoState *st, PccTime now)
 	keep_other(st, true);
 	log_trial(st, "it bound nobody: a tie", st->trial_other);
 	end_trial(st, st->trial_other, now);
-	st->tie_left_limit = true;
+	st->tie_limit = st->trial_other;
 	st->trial_down = true;
 	st->next_trial = now;
 }
@@ -631,7 +642,7 @@ finish_trial(PccAutoState *st, bool lower, bool keep, const char *verdict,
 {
 	/* a lost lower trial says nothing of the limits above */
 	if (keep || !lower)
-		st->tie_left_limit = false;
+		st->tie_limit = 0;
 	if (keep)
 		keep_other(st, lower);
 	else
@@ -693,7 +704,9 @@ trial_step(PccAutoState *st, const PccAutoSample *s, PccTime now)
 	}
 	keep = lower ? trial_rate(st, 1) >= trial_rate(st, 0) :
 		higher_better(st);
-	finish_trial(st, lower, keep, keep ? "kept" : "lost", now);
+	finish_trial(st, lower, keep,
+				 !keep ? "lost" : !lower && from_tie(st) ?
+				 "kept on the margin (from a tie's limit)" : "kept", now);
 	return true;
 }
 

@@ -409,9 +409,9 @@ pg_concurrency_control_config_loaded(PG_FUNCTION_ARGS)
  * each holder past the knee shortens every hold by that much (holders that
  * wait for a CPU overlap their clients' round trips), down to half its
  * service time, so throughput still rises where service time says stop.
- * For the first lull_steps steps only lull_demand sessions want a slot
- * (as while a thousand backends re-read the configuration after a
- * reload), demand after.
+ * For the first lull_steps steps only lull_demand sessions (at least
+ * one) want a slot, as while a thousand backends re-read the
+ * configuration after a reload; demand after.
  */
 Datum
 pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
@@ -459,11 +459,15 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("auto_min, auto_max and start must be at least 1")));
-	if (demand < 0 || lull_demand < 0)
+	if (demand < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("demand must not be negative"),
 				 errhint("Use 0 for more sessions than any limit.")));
+	if (lull_steps < 0 || (lull_steps > 0 && lull_demand < 1))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lull_steps must not be negative, and a lull needs a lull_demand of at least 1")));
 	if (sessions < 0 || (sessions > 0 && sessions < Max(demand, lull_demand)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -132,22 +132,24 @@ SELECT shift, max(lim) AS highest, mode() WITHIN GROUP (ORDER BY lim) AS usual
                        steps(600, 8)) AS r
  WHERE step > 50 GROUP BY shift ORDER BY shift;
 
--- A limit a tie left rests on no measurement.  For the first 40 steps
--- only 3 sessions want a slot (as while a thousand backends re-read the
--- configuration after a reload), and the trials walk down by ties to 4.
--- Then every session queues; past a knee of 4 each holder shortens every
--- hold by 0.05 ms, so 6 runs 7% faster than 4, within the noise of the
--- cycle above.  From a tie's limit a higher trial needs only the margin:
--- 6 is kept, 1.08 of 4's throughput (before, it needed two standard
--- errors and the limit stayed at 4); above it the full rule holds.
+-- A limit a tie left was never measured against a higher one.  For the
+-- first 40 steps only 3 sessions want a slot (as while a thousand
+-- backends re-read the configuration after a reload), and the trials walk
+-- down by ties to 4.  Then every session queues; past a knee of 4 each
+-- holder shortens every hold by 0.07 ms, so 6 runs 5-10% faster than 4
+-- across the cycle above, within the noise of the trial's pairs.  From a
+-- tie's limit a higher trial needs only the 3% margin: 6 is kept in every
+-- alignment, 1.09 of what a static 4 makes on this cycle (4083/s).
+-- Before, that trial needed two standard errors and the limit stayed at
+-- 4 (0.98).  Above 6 the full rule holds.
 SELECT shift, mode() WITHIN GROUP (ORDER BY max_concurrency) AS usual,
-       round((avg(throughput) / 4000)::numeric, 2) AS of_4
+       round((avg(throughput) / 4083)::numeric, 2) AS of_static_4
   FROM generate_series(0, 3) AS shift,
        LATERAL pg_concurrency_control_auto_simulate(
          (SELECT array_agg((ARRAY[1.0, 0.8, 1.0, 1.2])[(i + shift) % 4 + 1]::float8
                            ORDER BY i)
             FROM generate_series(1, 300) AS i),
-         array_fill(4, ARRAY[300]), 2, 64, 64, 0, -0.05, 0, 0, 40, 3) AS r
+         array_fill(4, ARRAY[300]), 2, 64, 64, 0, -0.07, 0, 0, 40, 3) AS r
  WHERE step > 60 GROUP BY shift ORDER BY shift;
 
 -- The bounds hold: a knee above auto_max stops at auto_max; a knee below
@@ -291,7 +293,8 @@ SELECT * FROM pcc_sim(ARRAY[1.0], ARRAY[8], 0, 8);
 SELECT * FROM pg_concurrency_control_auto_simulate(ARRAY[1.0], ARRAY[8], 2, 8, 8, -1);
 SELECT * FROM pg_concurrency_control_auto_simulate(ARRAY[1.0], ARRAY[8], 2, 8, 8, 0, 0, -1);
 SELECT * FROM pg_concurrency_control_auto_simulate(ARRAY[1.0], ARRAY[8], 2, 8, 8, 0, 0, 8, 4);
-SELECT * FROM pg_concurrency_control_auto_simulate(ARRAY[1.0], ARRAY[8], 2, 8, 8, 0, 0, 0, 0, 1, -1);
+SELECT * FROM pg_concurrency_control_auto_simulate(ARRAY[1.0], ARRAY[8], 2, 8, 8, 0, 0, 0, 0, 1, 0);
+SELECT * FROM pg_concurrency_control_auto_simulate(ARRAY[1.0], ARRAY[8], 2, 8, 8, 0, 0, 0, 0, -1, 3);
 DROP FUNCTION pcc_sim, steps(int, float8), steps(int, int);
 
 -- Gates with a static limit show no controller state.
