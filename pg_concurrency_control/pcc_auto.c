@@ -548,21 +548,21 @@ from_tie(const PccAutoState *st)
 	return st->tie_limit > 0 && rint(st->trial_base) == rint(st->tie_limit);
 }
 
-/*
- * Is the higher limit measurably better: by TRIAL_HIGHER_MARGIN overall,
- * and, unless its base is a tie's, by more than TRIAL_HIGHER_SE standard
- * errors of its pairs?
- */
+/* Is the higher limit better by TRIAL_HIGHER_MARGIN overall? */
 static bool
-higher_better(const PccAutoState *st)
+higher_by_margin(const PccAutoState *st)
+{
+	return trial_rate(st, 1) > trial_rate(st, 0) * (1 + TRIAL_HIGHER_MARGIN);
+}
+
+/* Is it also better by more than TRIAL_HIGHER_SE standard errors of its pairs? */
+static bool
+higher_beyond_noise(const PccAutoState *st)
 {
 	double		mean;
 	double		se;
 
-	if (!(trial_rate(st, 1) > trial_rate(st, 0) * (1 + TRIAL_HIGHER_MARGIN)))
-		return false;
-	return from_tie(st) ||
-		(pair_stats(st, &mean, &se) && mean > TRIAL_HIGHER_SE * se);
+	return pair_stats(st, &mean, &se) && mean > TRIAL_HIGHER_SE * se;
 }
 
 /* The same for the log, "none" for a limit that has not run yet. */
@@ -703,10 +703,10 @@ trial_step(PccAutoState *st, const PccAutoSample *s, PccTime now)
 		return true;
 	}
 	keep = lower ? trial_rate(st, 1) >= trial_rate(st, 0) :
-		higher_better(st);
+		higher_by_margin(st) && (higher_beyond_noise(st) || from_tie(st));
 	finish_trial(st, lower, keep,
-				 !keep ? "lost" : !lower && from_tie(st) ?
-				 "kept on the margin (from a tie's limit)" : "kept", now);
+				 !keep ? "lost" : lower || higher_beyond_noise(st) ? "kept" :
+				 "kept on the margin (from a tie's limit)", now);
 	return true;
 }
 
