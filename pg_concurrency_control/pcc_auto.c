@@ -706,7 +706,7 @@ trial_step(PccAutoState *st, const PccAutoSample *s, PccTime now)
 		higher_by_margin(st) && (higher_beyond_noise(st) || from_tie(st));
 	finish_trial(st, lower, keep,
 				 !keep ? "lost" : lower || higher_beyond_noise(st) ? "kept" :
-				 "kept on the margin (from a tie's limit)", now);
+				 "kept on the margin from a tie", now);
 	return true;
 }
 
