@@ -44,9 +44,8 @@
  *   sets them when it starts lingering (the grace fixed for this linger)
  *   and whoever ends the linger (the owner resuming or leaving, or anyone
  *   reclaiming a slot whose turn is over or whose session stayed idle past
- *   its grace) resets linger_gate.  The
- *   owner may read linger_gate without the mutex: if it reads PCC_NO_GATE,
- *   it is not lingering.
+ *   its grace) resets linger_gate.  The owner may read linger_gate without
+ *   the mutex: if it reads PCC_NO_GATE, it is not lingering.
  *
  * Who writes the shared settings (one writer each):
  * - The postmaster initialises the segment when it creates it (also after
@@ -357,7 +356,7 @@ typedef struct PccShared
 									 * long may be given back, 0 = only at
 									 * the turn's end */
 	pg_atomic_uint32 turn_grace_max_us; /* longest grace a quick client
-										 * earns (pcc_gate_linger) */
+										 * earns (pcc_session_grace_us) */
 	pg_atomic_uint32 priority_aging_ms; /* head start of one class over the
 										 * next */
 	pg_atomic_uint32 auto_min;	/* bounds of adaptive limits */

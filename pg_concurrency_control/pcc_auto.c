@@ -677,6 +677,7 @@ trial_step(PccAutoState *st, const PccAutoSample *s, PccTime now)
 	int			i = st->trial_steps % 2;	/* odd intervals run at other */
 	bool		lower = st->trial_other < st->trial_base;
 	bool		keep;
+	const char *verdict = "kept";
 
 	if (!lower && i == 0 && st->trial_steps > 0 && !s->saturated &&
 		!st->trial_last_saturated)
@@ -702,11 +703,17 @@ trial_step(PccAutoState *st, const PccAutoSample *s, PccTime now)
 		st->limit = st->trial_steps % 2 ? st->trial_other : st->trial_base;
 		return true;
 	}
-	keep = lower ? trial_rate(st, 1) >= trial_rate(st, 0) :
-		higher_by_margin(st) && (higher_beyond_noise(st) || from_tie(st));
-	finish_trial(st, lower, keep,
-				 !keep ? "lost" : lower || higher_beyond_noise(st) ? "kept" :
-				 "kept on the margin from a tie", now);
+	if (lower)
+		keep = trial_rate(st, 1) >= trial_rate(st, 0);
+	else
+	{
+		bool		beyond_noise = higher_beyond_noise(st);
+
+		keep = higher_by_margin(st) && (beyond_noise || from_tie(st));
+		if (!beyond_noise)
+			verdict = "kept on the margin from a tie";
+	}
+	finish_trial(st, lower, keep, keep ? verdict : "lost", now);
 	return true;
 }
 

@@ -746,11 +746,11 @@ pcc_gate_abandon_wait(void)
 		pcc_gate_give_back(gate);
 }
 
-/* Count the gap since this session's last kept slot in its reply time. */
+/* Count a gap after one of this session's kept slots in its reply time. */
 static void
-pcc_learn_reply(PccTime now)
+pcc_learn_reply(PccTime gap_us)
 {
-	double		gap_ln = log((double) Max(now - kept_at, 1));
+	double		gap_ln = log((double) Max(gap_us, 1));
 
 	reply_ln = reply_known ? reply_ln + REPLY_WEIGHT * (gap_ln - reply_ln) : gap_ln;
 	reply_known = true;
@@ -866,18 +866,17 @@ pcc_gate_resume(PccGateId id, PccTime *turn_start)
 	PccGate    *gate;
 	PccTime		now;
 	bool		resume;
+	PccTime		reply_since;	/* a kept slot's end, if a reply counts */
 
 	if (turn_start != NULL)
 		*turn_start = 0;
-	if (kept == PCC_NO_GATE && (kept_at == 0 || turn_start == NULL))
-	{
-		kept_at = 0;
-		return false;
-	}
-	now = pcc_now();
-	if (kept_at != 0 && turn_start != NULL)
-		pcc_learn_reply(now);
+	reply_since = turn_start != NULL ? kept_at : 0;
 	kept_at = 0;
+	if (kept == PCC_NO_GATE && reply_since == 0)
+		return false;
+	now = pcc_now();
+	if (reply_since != 0)
+		pcc_learn_reply(now - reply_since);
 	if (kept == PCC_NO_GATE)
 		return false;
 	gate = pcc_gate(kept);

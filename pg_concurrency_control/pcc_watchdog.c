@@ -70,9 +70,9 @@ pcc_watchdog_scan_interval(void)
  * a quarter of the shortest turn of a gate that keeps slots (at least
  * 10ms), so that one nobody resumes is freed soon after its turn ends;
  * when turn_grace is set, no longer than it (the shortest grace), but
- * not below PCC_KEPT_POLL_MIN_MS.  Under load every release frees idle kept slots
- * sooner; this is for a gate where nothing else moves.  Only gates (not
- * groups) keep slots.
+ * not below PCC_KEPT_POLL_MIN_MS.  Under load every release frees idle
+ * kept slots sooner; this is for a gate where nothing else moves.  Only
+ * gates (not groups) keep slots.
  */
 static long
 pcc_watchdog_kept_interval(void)
