@@ -7,8 +7,9 @@
  * protocol mode and measures three phases apart: connect-all (opened at a
  * bounded rate; as in pgbench, no transaction starts before every
  * connection is up, so that connecting is not slowed by the load), steady
- * state (a fixed time, counted only while every connection is up) and
- * disconnect-all (until the server has no session of ours left).
+ * state (a fixed time, counted only while every connection is up, after
+ * an optional warm-up with the load running) and disconnect-all (until the
+ * server has no session of ours left).
  * Latencies per transaction and per statement come from log-bucketed
  * histograms of constant size; errors are counted by SQLSTATE.
  * With --wide-scale N, SIGUSR1 makes the accounts drawn range over those
@@ -178,7 +179,8 @@ typedef struct Thread
 } Thread;
 
 /* Phases, set by the main thread. */
-enum { PH_CONNECT, PH_STEADY, PH_DRAIN, PH_CLOSE };
+/* PH_WARMUP runs the load with every connection up but counts nothing. */
+enum { PH_CONNECT, PH_WARMUP, PH_STEADY, PH_DRAIN, PH_CLOSE };
 
 static struct
 {
@@ -198,7 +200,8 @@ static struct
 	bool		wait_close;		/* count the close until the server has none left */
 	bool		reconnect;		/* reopen connections lost while running */
 	uint64_t	think_us;		/* pause between a client's transactions */
-} opt = {NULL, 64, 0, 60, 5, 16, 0, 0, true, &scripts[0], NULL, NULL, "", true, false, 0};
+	int			warmup;			/* seconds of load before the steady phase */
+} opt = {NULL, 64, 0, 60, 5, 16, 0, 0, true, &scripts[0], NULL, NULL, "", true, false, 0, 0};
 
 static _Atomic int phase = PH_CONNECT;
 static _Atomic int connected = 0;
@@ -674,9 +677,9 @@ thread_main(void *arg)
 	{
 		int			n;
 
-		if (atomic_load(&phase) == PH_CONNECT || atomic_load(&phase) == PH_STEADY)
+		if (atomic_load(&phase) <= PH_STEADY)
 			open_more(t);
-		if (!started && atomic_load(&phase) >= PH_STEADY)
+		if (!started && atomic_load(&phase) >= PH_WARMUP)
 		{
 			started = true;
 			for (int i = 0; i < t->nconns; i++)
@@ -741,7 +744,10 @@ usage(void)
 			"  --wide-scale N  SIGUSR1 draws accounts from scale N, SIGUSR2 from\n"
 			"              the scale again (a working set that grows and shrinks)\n"
 			"  --think MS  each client pauses MS (fractions allowed) between its\n"
-			"              transactions, as an application thinks\n");
+			"              transactions, as an application thinks\n"
+			"  --warmup S  run the load S seconds with every connection up before\n"
+			"              the steady phase, counting nothing (backends' caches\n"
+			"              warm up; 0 by default)\n");
 	exit(2);
 }
 
@@ -757,6 +763,7 @@ parse_args(int argc, char **argv)
 		{"reconnect", no_argument, NULL, 4},
 		{"wide-scale", required_argument, NULL, 5},
 		{"think", required_argument, NULL, 6},
+		{"warmup", required_argument, NULL, 7},
 		{NULL, 0, NULL, 0}
 	};
 	int			ch;
@@ -782,6 +789,7 @@ parse_args(int argc, char **argv)
 			case 4: opt.reconnect = true; break;
 			case 5: opt.wide_scale = atoi(optarg); break;
 			case 6: opt.think_us = (uint64_t) (atof(optarg) * 1000); break;
+			case 7: opt.warmup = atoi(optarg); break;
 			case 'M':
 				if (strcmp(optarg, "prepared") != 0 && strcmp(optarg, "simple") != 0)
 					usage();
@@ -799,7 +807,8 @@ parse_args(int argc, char **argv)
 				usage();
 		}
 	}
-	if (opt.clients < 1 || opt.duration < 1 || opt.connect_inflight < 1)
+	if (opt.clients < 1 || opt.duration < 1 || opt.connect_inflight < 1 ||
+		opt.warmup < 0)
 		usage();
 	if (opt.threads <= 0)
 		opt.threads = (int) sysconf(_SC_NPROCESSORS_ONLN);
@@ -1011,7 +1020,7 @@ main(int argc, char **argv)
 	Thread	   *th;
 	PGconn	   *mon;
 	Result		r = {0};
-	uint64_t	t_start, t_connected = 0, t_steady_end, t_closed, last_report;
+	uint64_t	t_start, t_connected = 0, t_steady = 0, t_steady_end, t_closed, last_report;
 	uint64_t	last_txns = 0;
 	struct rlimit rl;
 
@@ -1065,11 +1074,17 @@ main(int argc, char **argv)
 			if (atomic_load(&connected) + failures >= opt.clients)
 			{
 				t_connected = now;
-				atomic_store(&phase, PH_STEADY);
+				atomic_store(&phase, PH_WARMUP);
 			}
 		}
+		if (atomic_load(&phase) == PH_WARMUP &&
+			now - t_connected >= (uint64_t) opt.warmup * 1000000)
+		{
+			t_steady = now;
+			atomic_store(&phase, PH_STEADY);
+		}
 		if (atomic_load(&phase) == PH_STEADY &&
-			now - t_connected >= (uint64_t) opt.duration * 1000000)
+			now - t_steady >= (uint64_t) opt.duration * 1000000)
 			break;
 		if (opt.progress > 0 && now - last_report >= (uint64_t) opt.progress * 1000000)
 		{
@@ -1078,7 +1093,8 @@ main(int argc, char **argv)
 			fprintf(stderr, "progress: %.1f s, %d connected, %.1f tps, %s\n",
 					(now - t_start) / 1e6, atomic_load(&connected),
 					(txns - last_txns) / ((now - last_report) / 1e6),
-					atomic_load(&phase) == PH_CONNECT ? "connecting" : "steady");
+					atomic_load(&phase) == PH_CONNECT ? "connecting" :
+					atomic_load(&phase) == PH_WARMUP ? "warm-up" : "steady");
 			last_txns = txns;
 			last_report = now;
 		}
@@ -1102,7 +1118,7 @@ main(int argc, char **argv)
 		r.close_s = (t_closed - t_close) / 1e6;
 	}
 	r.connect_s = (t_connected - t_start) / 1e6;
-	r.steady_s = (t_steady_end - t_connected) / 1e6;
+	r.steady_s = (t_steady_end - t_steady) / 1e6;
 	merge_results(th, &r);
 	print_result(&r);
 	if (opt.csv)

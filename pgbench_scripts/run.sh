@@ -7,6 +7,8 @@
 #   pgbench_scripts/run.sh --quick            64, 256, 1024; 10 s steps; a few minutes
 #   pgbench_scripts/run.sh                    64..16384 (capped by the machine), 60 s steps
 #   options: --from N --to N --step-factor N (2) --duration S --scale N --limit N
+#            --warmup S (10; 5 with --quick: load before each step's steady
+#             phase, not counted, so that the backends' caches are warm)
 #            --queue-order fifo|warm --warm-max-wait MS
 #            --quantum MS (target "module": by default the module's own defaults; a
 #             number sets quantum MS with turn_grace and max_turn_wait off)
@@ -26,14 +28,15 @@ HERE="$ROOT/pgbench_scripts"
 . "$ROOT/scripts/lib.sh"
 
 FROM=64 TO=16384 FACTOR=2 DURATION=60 SCALE=50 LIMIT=$(( $(nproc) * 8 )) ORDER=fifo WARM_WAIT=1 QUANTUM=default
-WORKLOAD=tpcb PROTOCOLS="prepared simple" TARGETS="native module module-q0 pgbouncer" UNLOGGED=0 THINK=""
+WORKLOAD=tpcb PROTOCOLS="prepared simple" TARGETS="native module module-q0 pgbouncer" UNLOGGED=0 THINK="" WARMUP=10
 while [ $# -gt 0 ]; do
 	case $1 in
-	--quick) FROM=64 TO=1024 FACTOR=4 DURATION=10 SCALE=10 TARGETS="native module pgbouncer" ;;
+	--quick) FROM=64 TO=1024 FACTOR=4 DURATION=10 WARMUP=5 SCALE=10 TARGETS="native module pgbouncer" ;;
 	--step-factor) FACTOR=$2; shift ;;
 	--from) FROM=$2; shift ;;
 	--to) TO=$2; shift ;;
 	--duration) DURATION=$2; shift ;;
+	--warmup) WARMUP=$2; shift ;;
 	--scale) SCALE=$2; shift ;;
 	--limit) LIMIT=$2; shift ;;
 	--queue-order) ORDER=$2; shift ;;
@@ -235,7 +238,7 @@ run_step() {	# target protocol clients
 	local wait_close=""
 	if [[ $target == pgbouncer* ]]; then start_bouncer "$target"; port=$BOUNCER_PORT; wait_close=--no-wait-close; fi
 	echo "== $target, $proto, $c connections" >&2
-	"$HERE/pccload" -h "$DIR" -p "$port" -c "$c" -T "$DURATION" -P 10 -w "$WORKLOAD" -M "$proto" \
+	"$HERE/pccload" -h "$DIR" -p "$port" -c "$c" -T "$DURATION" --warmup "$WARMUP" -P 10 -w "$WORKLOAD" -M "$proto" \
 		-s "$SCALE" -L "$target" $wait_close ${THINK:+--think "$THINK"} \
 		--csv "$CSV" --json "$OUT/$target-$proto-$c.json" \
 		>"$OUT/$target-$proto-$c.txt" 2>"$OUT/$target-$proto-$c.progress" ||
@@ -260,7 +263,7 @@ done
 	echo "PgBouncer: $(pgbouncer --version 2>&1 | head -1)"
 	[ -z "$BOUNCER126_ROOT" ] ||
 		echo "PgBouncer (sid): $(chroot "$BOUNCER126_ROOT" pgbouncer --version 2>&1 | head -1)"
-	echo "workload $WORKLOAD, scale $SCALE, steady ${DURATION}s per step, unlogged=$UNLOGGED, think ${THINK:-0} ms"
+	echo "workload $WORKLOAD, scale $SCALE, steady ${DURATION}s per step after a ${WARMUP}s warm-up, unlogged=$UNLOGGED, think ${THINK:-0} ms"
 	echo "module limits $LIMIT (all four gates), queue_order $ORDER, warm_max_wait ${WARM_WAIT}ms, turns of \"module\": $([ "$QUANTUM" = default ] && echo "the module's defaults" || echo "quantum ${QUANTUM}ms") (module-qN-gG-wW-mM: quantum N ms, turn_grace G us, max_turn_wait W ms, turn_grace_max M us)"
 	echo "PgBouncer: transaction pooling, pool size $LIMIT"
 	echo "server settings (module targets add their turn settings with ALTER SYSTEM):"
