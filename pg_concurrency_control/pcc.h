@@ -43,8 +43,9 @@
  *   and linger_grace_us change only under that gate's mutex: the owner
  *   sets them when it starts lingering (the grace fixed for this linger)
  *   and whoever ends the linger (the owner resuming or leaving, or anyone
- *   reclaiming a slot whose turn is over or whose session stayed idle past
- *   its grace) resets linger_gate.  The owner may read linger_gate without
+ *   reclaiming a slot whose turn is over, whose gate's next in line is
+ *   overdue or whose session stayed idle past its grace) resets
+ *   linger_gate.  The owner may read linger_gate without
  *   the mutex: if it reads PCC_NO_GATE, it is not lingering.
  *
  * Who writes the shared settings (one writer each):
@@ -349,9 +350,9 @@ typedef struct PccShared
 	pg_atomic_uint32 queue_order;	/* PccQueueOrder */
 	pg_atomic_uint32 warm_max_wait_ms;	/* PCC_ORDER_WARM starvation bound */
 	pg_atomic_uint32 quantum_ms;	/* longest turn, 0 = one transaction */
-	pg_atomic_uint32 max_turn_wait_ms;	/* turns shrink with the queue so
-										 * that a waiter waits about this
-										 * long for all of them, 0 = off */
+	pg_atomic_uint32 max_turn_wait_ms;	/* turns shrink with the queue and
+										 * end once the next in line has
+										 * waited this long, 0 = off */
 	pg_atomic_uint32 turn_grace_us; /* shortest grace: a kept slot idle this
 									 * long may be given back, 0 = only at
 									 * the turn's end */

@@ -210,7 +210,8 @@ pcc_gate_unlinger_locked(PccGate *gate, PccBackend *be)
  * max_turn_wait * limit / waiting so that a session queued behind the
  * others' turns waits about max_turn_wait for all of them, however many
  * are queued.  Computed afresh at every check, so that a growing queue or
- * a shorter quantum (or 0) ends turns already under way.
+ * a shorter quantum (or 0) ends turns already under way.  This spreads
+ * the wait over the turns ahead; pcc_gate_overdue_locked bounds it.
  */
 int64
 pcc_gate_turn_us(PccGate *gate)
@@ -229,6 +230,34 @@ pcc_gate_turn_us(PccGate *gate)
 	return turn_us;
 }
 
+/*
+ * Whether the session next in line at gate (see pcc_gate_first_waiter)
+ * has queued for max_turn_wait or longer: then no turn there goes on, so
+ * that its wait ends with the transactions under way.  The turns' length
+ * alone does not bound it: a queue that was short when the turns ahead
+ * began, transactions that run past their turn's end, and a session that
+ * queued before the turns ahead began all make it longer.  Under warm
+ * order a freed slot goes to the first only once it has waited
+ * warm_max_wait: ending turns sooner would serve newer waiters.  Caller
+ * holds the gate mutex; now may be a little older than the newest
+ * queue_since, which only errs towards keeping a turn until the next
+ * check.
+ */
+static bool
+pcc_gate_overdue_locked(PccGate *gate, PccTime now)
+{
+	int64		budget_ms = pg_atomic_read_u32(&pcc_shared->max_turn_wait_ms);
+
+	if (budget_ms == 0 ||
+		pcc_state_waiting(pg_atomic_read_u64(&gate->state)) == 0)
+		return false;
+	if (pg_atomic_read_u32(&pcc_shared->queue_order) == PCC_ORDER_WARM)
+		budget_ms = Max(budget_ms,
+						pg_atomic_read_u32(&pcc_shared->warm_max_wait_ms));
+	return pcc_time_exceeds(pcc_gate_first_waiter(gate)->queue_since, now,
+							budget_ms);
+}
+
 /* When the turn that began at turn_start at gate ends. */
 static PccTime
 pcc_turn_end(PccGate *gate, PccTime turn_start)
@@ -240,15 +269,17 @@ pcc_turn_end(PccGate *gate, PccTime turn_start)
  * Free the lingering slots whose turn is over, whose session has sent
  * nothing for its grace (a client that thinks between transactions would
  * keep the slot idle: the turn is only for back-to-back work), any that a
- * lowered limit no longer allows, and all of them once nobody waits (the
- * waiters they were kept against left).  Caller holds the gate mutex.
+ * lowered limit no longer allows, all of them once the next in line is
+ * overdue, and all of them once nobody waits (the waiters they were kept
+ * against left).  Caller holds the gate mutex.
  */
 static void
 pcc_gate_reclaim_locked(PccGate *gate, PccTime now)
 {
 	uint32		limit = pg_atomic_read_u32(&gate->limit);
-	/* waiting cannot change under the mutex: one turn length for all */
+	/* the queue cannot change under the mutex: one verdict for all */
 	int64		turn_us = pcc_gate_turn_us(gate);
+	bool		overdue = pcc_gate_overdue_locked(gate, now);
 	dlist_mutable_iter iter;
 
 	dlist_foreach_modify(iter, &gate->lingering)
@@ -256,7 +287,7 @@ pcc_gate_reclaim_locked(PccGate *gate, PccTime now)
 		PccBackend *be = dlist_container(PccBackend, linger_node, iter.cur);
 		uint64		state = pg_atomic_read_u64(&gate->state);
 
-		if (be->turn_start[be->linger_gate] + turn_us > now &&
+		if (be->turn_start[be->linger_gate] + turn_us > now && !overdue &&
 			(be->linger_grace_us == 0 ||
 			 now - be->linger_since < be->linger_grace_us) &&
 			pcc_state_running(state) <= limit &&
@@ -781,14 +812,16 @@ pcc_session_grace_us(void)
 
 /*
  * At the end of a transaction that holds the slot of gate id: keep the slot
- * for this session's next transaction while others wait and its turn (see
- * pcc_gate_turn_us) is not over.  A warm backend then runs
- * the transactions of its turn back to back instead of handing the slot to
- * a cold one after each, which on a small machine with many sessions costs
- * more than the work.  A kept slot nobody resumes is freed when the turn
- * ends or the session stays idle past its grace (pcc_session_grace_us;
- * pcc_gate_reclaim_locked, the watchdog making sure it happens); one whose
- * session needs another gate is given back by pcc_gate_resume.
+ * for this session's next transaction while others wait, its turn (see
+ * pcc_gate_turn_us) is not over and the next in line is not overdue (see
+ * pcc_gate_overdue_locked).  A warm backend then runs the transactions of
+ * its turn back to back instead of handing the slot to a cold one after
+ * each, which on a small machine with many sessions costs more than the
+ * work.  A kept slot nobody resumes is freed when the turn ends, the next
+ * in line is overdue or the session stays idle past its grace
+ * (pcc_session_grace_us; pcc_gate_reclaim_locked, the watchdog making sure
+ * it happens); one whose session needs another gate is given back by
+ * pcc_gate_resume.
  */
 void
 pcc_gate_linger(PccGateId id)
@@ -813,7 +846,8 @@ pcc_gate_linger(PccGateId id)
 	SpinLockAcquire(&gate->mutex);
 	state = pg_atomic_read_u64(&gate->state);
 	if (pcc_state_waiting(state) == 0 ||
-		pcc_state_running(state) > pg_atomic_read_u32(&gate->limit))
+		pcc_state_running(state) > pg_atomic_read_u32(&gate->limit) ||
+		pcc_gate_overdue_locked(gate, now))
 	{
 		SpinLockRelease(&gate->mutex);
 		pcc_gate_give_back(gate);
@@ -834,10 +868,10 @@ pcc_gate_linger(PccGateId id)
 /*
  * At the start of a transaction that wants a slot of gate id: if this
  * session still keeps a slot from its last transaction, continue the turn
- * with it when it is of that gate and the turn is not over (the hold is
- * recorded again; its ticket, turn and turn start stay those of the turn),
- * otherwise give it back.  Returns true if the session now holds a slot of
- * gate id.
+ * with it when it is of that gate, the turn is not over and the next in
+ * line there is not overdue (the hold is recorded again; its ticket, turn
+ * and turn start stay those of the turn), otherwise give it back.  Returns
+ * true if the session now holds a slot of gate id.
  *
  * A turn goes on across gates: when the kept slot is another gate's and
  * the turn, as long as gate id's queue makes it, is not over, *turn_start
@@ -891,7 +925,8 @@ pcc_gate_resume(PccGateId id, PccTime *turn_start)
 	pcc_gate_unlinger_locked(gate, me);
 	resume = kept == (int) id && now < pcc_turn_end(gate, me->turn_start[kept]) &&
 		pcc_state_running(pg_atomic_read_u64(&gate->state)) <=
-		pg_atomic_read_u32(&gate->limit);
+		pg_atomic_read_u32(&gate->limit) &&
+		!pcc_gate_overdue_locked(gate, now);
 	if (resume)
 		gate->resumed++;
 	SpinLockRelease(&gate->mutex);

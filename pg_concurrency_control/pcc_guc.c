@@ -232,8 +232,8 @@ pcc_define_gucs(void)
 							&pcc_quantum, 100, 0, 60 * 1000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_concurrency_control.max_turn_wait",
-							"About how long the turns of others keep a queued session waiting: turns shrink as the queue grows.",
-							"With W sessions queued for a limit of L, a turn lasts at most max_turn_wait * L / W (and never longer than quantum). 0 leaves turns at quantum.",
+							"Once the session next in line has waited this long, the turns at its gate end at their next COMMIT.",
+							"Turns also shrink as the queue grows: with W sessions queued for a limit of L, a turn lasts at most max_turn_wait * L / W (and never longer than quantum). 0 leaves turns at quantum.",
 							&pcc_max_turn_wait, 500, 0, 60 * 1000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomRealVariable("pg_concurrency_control.turn_grace",

@@ -10,9 +10,10 @@
  * with waiters, the holders blocked on a heavyweight lock for longer than
  * deadlock_timeout, publishes that count, and hands slots to waiters as if
  * those holders were not there (as InnoDB does for innodb_thread_concurrency).
- * It also frees kept slots whose turn is over (see pcc_gate_linger) and
- * steps the controllers of adaptive limits (see pcc_auto.c).  Workload
- * groups are gates here like the others.
+ * It also frees kept slots whose turn is over or whose gate's next in
+ * line is overdue (see pcc_gate_linger) and steps the controllers of
+ * adaptive limits (see pcc_auto.c).  Workload groups are gates here like
+ * the others.
  *
  * It is the one writer of the shared settings: at its start and after
  * each reload of the configuration it publishes them (pcc_guc.c) and
@@ -67,8 +68,9 @@ pcc_watchdog_scan_interval(void)
 
 /*
  * How soon to look at kept slots again, in ms, or -1 if no gate has any:
- * a quarter of the shortest turn of a gate that keeps slots (at least
- * 10ms), so that one nobody resumes is freed soon after its turn ends;
+ * a quarter of the shortest turn of a gate that keeps slots, or of
+ * max_turn_wait if shorter (at least 10ms), so that one nobody resumes is
+ * freed soon after its turn ends or its gate's next in line is overdue;
  * when turn_grace is set, no longer than it (the shortest grace), but
  * not below PCC_KEPT_POLL_MIN_MS.  Under load every release frees idle
  * kept slots sooner; this is for a gate where nothing else moves.  Only
@@ -78,6 +80,7 @@ static long
 pcc_watchdog_kept_interval(void)
 {
 	uint32		grace_us = pg_atomic_read_u32(&pcc_shared->turn_grace_us);
+	int64		budget_ms = pg_atomic_read_u32(&pcc_shared->max_turn_wait_ms);
 	long		interval = -1;
 
 	for (int id = 0; id < PCC_NUM_GATES; id++)
@@ -89,6 +92,8 @@ pcc_watchdog_kept_interval(void)
 		if (gate->nlingering == 0)
 			continue;
 		quarter_ms = pcc_gate_turn_us(gate) / 4000;
+		if (budget_ms > 0)
+			quarter_ms = Min(quarter_ms, budget_ms / 4);
 		turn_ms = (long) Max(10, quarter_ms);
 		if (interval < 0 || turn_ms < interval)
 			interval = turn_ms;

@@ -250,6 +250,60 @@ like(log_order($node), qr/^(s,)+w0,w1,w2,w3(,s)+$/,
 	'the waiters went in FIFO order, then the session, queued behind them');
 no_problems($node, 'max_turn_wait');
 
+# --- max_turn_wait bounds the wait itself: a session that queued before
+# the turn ahead of it began is admitted once it has waited 3 s, though
+# that turn is 3 s long by the queue.  w1 queues while s holds the slot
+# for 2 s, then w0's turn begins: before this rule w1 waited 5 s.
+my @w_pid = map { backend_pid($_) } @w[0, 1];
+
+# Seconds w1 waited: from when it queued to when it ran.
+sub w1_waited
+{
+	my ($w1_queued) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT extract(epoch FROM at - '$w1_queued') FROM log WHERE who = 'w1'");
+}
+
+# Queue w0 (sending $w0_sql), then w1, behind s's open block; hold it
+# $hold_s s.  Returns when w1 queued.
+sub queue_behind_s
+{
+	my ($w0_sql, $hold_s) = @_;
+	$s->query_safe('BEGIN');
+	send_sql($w[0], $w0_sql);
+	ok(wait_gate($node, 'transaction', 'waiting', 1), 'w0 queues');
+	send_sql($w[1], txn('w1'));
+	ok(wait_gate($node, 'transaction', 'waiting', 2), 'w1 queues behind it');
+	my $w1_queued = $node->safe_psql('pccmon',
+		"SELECT since FROM pg_concurrency_control_backends() WHERE pid = $w_pid[1]");
+	usleep($hold_s * 1_000_000);
+	$s->query_safe('COMMIT');
+	return $w1_queued;
+}
+
+pcc_reload($node, max_turn_wait => '3s');
+# w0 busy: its turn ends at the first COMMIT after w1 has waited 3 s
+my $w1_queued = queue_behind_s(join(' ',
+	map { "BEGIN; INSERT INTO log (who) VALUES ('w0'); SELECT pg_sleep(0.05); COMMIT;" } 1 .. 100), 2);
+finish($_) for ($w[1], $w[0]);
+my $w0_first = $node->safe_psql('postgres',
+	"SELECT count(*) FROM log WHERE who = 'w0' AND seq < (SELECT seq FROM log WHERE who = 'w1')");
+ok($w0_first >= 5, "w0 ran $w0_first transactions of its turn first");
+$waited = w1_waited($w1_queued);
+ok($waited >= 2.95 && $waited < 4.2,
+	"w1 was admitted once it had waited 3 s in all, not 5 s ($waited s)");
+log_order($node);
+# w0 idle (turn_grace 0: no grace ends its turn): the watchdog frees its
+# kept slot once w1 has waited 3 s, not when the turn ends (5 s)
+$w1_queued = queue_behind_s(txn('w0'), 2);
+# w1 first: a query from w0 would end its turn
+finish($_) for ($w[1], $w[0]);
+$waited = w1_waited($w1_queued);
+ok($waited >= 2.95 && $waited < 4.5,
+	"w1 was admitted once it had waited 3 s, though w0 kept its slot idle ($waited s)");
+is(log_order($node), 'w0,w1', 'w0 went first');
+no_problems($node, 'max_turn_wait bounds the wait');
+
 # --- a turn goes on at another gate: a session that kept the transaction
 # slot and now writes outside a block gives it back and is ranked at the
 # autocommit gate as if it had queued when its turn began, ahead of a
