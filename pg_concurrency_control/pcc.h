@@ -45,8 +45,8 @@
  *   and whoever ends the linger (the owner resuming or leaving, or anyone
  *   reclaiming a slot whose turn is over, whose gate's next in line is
  *   overdue or whose session stayed idle past its grace) resets
- *   linger_gate.  The owner may read linger_gate without
- *   the mutex: if it reads PCC_NO_GATE, it is not lingering.
+ *   linger_gate.  The owner may read linger_gate without the mutex: if it
+ *   reads PCC_NO_GATE, it is not lingering.
  *
  * Who writes the shared settings (one writer each):
  * - The postmaster initialises the segment when it creates it (also after

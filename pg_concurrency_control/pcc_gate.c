@@ -236,12 +236,13 @@ pcc_gate_turn_us(PccGate *gate)
  * that its wait ends with the transactions under way.  The turns' length
  * alone does not bound it: a queue that was short when the turns ahead
  * began, transactions that run past their turn's end, and a session that
- * queued before the turns ahead began all make it longer.  Under warm
- * order a freed slot goes to the first only once it has waited
- * warm_max_wait: ending turns sooner would serve newer waiters.  Caller
- * holds the gate mutex; now may be a little older than the newest
- * queue_since, which only errs towards keeping a turn until the next
- * check.
+ * queued before the turns ahead began all make it longer.  An "in turn"
+ * waiter is next in line by when its turn began, so until it is served its
+ * own (short) wait is the one that counts.  Under warm order a freed slot
+ * goes to the first only once it has waited warm_max_wait: ending turns
+ * sooner would serve newer waiters.  Caller holds the gate mutex; now may
+ * be a little older than the newest queue_since, which only errs towards
+ * keeping a turn until the next check.
  */
 static bool
 pcc_gate_overdue_locked(PccGate *gate, PccTime now)
