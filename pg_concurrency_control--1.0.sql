@@ -24,6 +24,7 @@ CREATE FUNCTION pg_concurrency_control_status(
     OUT stats_reset timestamptz,
     OUT lingering integer,
     OUT resumed bigint,
+    OUT turn_budget_ms double precision,
     OUT auto boolean,
     OUT baseline_ms double precision,
     OUT service_ms double precision,

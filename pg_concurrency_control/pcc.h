@@ -281,6 +281,11 @@ typedef struct PccGate
 								 * between two transactions of a turn */
 	uint32		nlingering;		/* its length (read racily by the watchdog) */
 	uint64		resumed;		/* transactions that continued a turn */
+	pg_atomic_uint64 recent_wait_us;	/* recent mean queue wait per
+										 * transaction admitted from the
+										 * queue or resumed (0), while
+										 * sessions queue; written under
+										 * mutex, read anywhere */
 
 	/* adaptive limit: written by the watchdog only */
 	PccAutoState auto_state;
@@ -352,7 +357,8 @@ typedef struct PccShared
 	pg_atomic_uint32 quantum_ms;	/* longest turn, 0 = one transaction */
 	pg_atomic_uint32 max_turn_wait_ms;	/* turns shrink with the queue and
 										 * end once the next in line has
-										 * waited this long, 0 = off */
+										 * waited this much longer than the
+										 * recent mean wait, 0 = off */
 	pg_atomic_uint32 turn_grace_us; /* shortest grace: a kept slot idle this
 									 * long may be given back, 0 = only at
 									 * the turn's end */

@@ -52,6 +52,17 @@
  */
 #define GRACE_PER_REPLY	2
 
+/*
+ * Weight of one transaction's queue wait in its gate's recent mean wait
+ * (PccGate.recent_wait_us), as a divisor: the mean follows a change of
+ * load within a few dozen transactions, and with turns it averages their
+ * first transactions' waits with their next ones' (0) over several turns.
+ * Only transactions that queue or resume count: while nobody queues the
+ * mean stays, and a mean left by an earlier queue fades within a few
+ * dozen transactions of the next.
+ */
+#define WAIT_MEAN_DIVISOR	16
+
 static void pcc_gate_give_back(PccGate *gate);
 
 /*
@@ -206,18 +217,58 @@ pcc_gate_unlinger_locked(PccGate *gate, PccBackend *be)
 }
 
 /*
+ * How long, in microseconds, the turns at gate may make the session next
+ * in line wait (0: no bound): max_turn_wait more than the recent mean wait
+ * of the gate's transactions.  That mean is the wait every session has
+ * there anyway: by Little's law it is the number queued over the transactions
+ * done a second, and with a few thousand sessions it exceeds any fixed
+ * bound that suits a few hundred, which would then leave one transaction
+ * per turn.  Turns lengthen the mean wait of nobody (they raise the
+ * throughput) but the wait of a turn's first transaction: so
+ * max_turn_wait is what turns add to the longest waits.
+ */
+int64
+pcc_gate_turn_budget_us(PccGate *gate)
+{
+	int64		budget_us = (int64) pg_atomic_read_u32(&pcc_shared->max_turn_wait_ms) * 1000;
+
+	if (budget_us == 0)
+		return 0;
+	return budget_us + (int64) pg_atomic_read_u64(&gate->recent_wait_us);
+}
+
+/*
+ * Count one transaction's queue wait (0 for a turn's next transaction) in
+ * gate's recent mean wait, up to the turn budget: one wait far longer
+ * (behind a holder idle in its transaction, in a low priority) must not
+ * lengthen everyone's turns, and the budget grows with the mean, so that
+ * steady waits longer than it still raise the mean to theirs.  Caller
+ * holds the gate mutex, which makes it the only writer.
+ */
+static void
+pcc_gate_count_wait_locked(PccGate *gate, uint64 waited_us)
+{
+	int64		mean_us = (int64) pg_atomic_read_u64(&gate->recent_wait_us);
+	int64		counted_us = Min((int64) waited_us, pcc_gate_turn_budget_us(gate));
+
+	mean_us += (counted_us - mean_us) / WAIT_MEAN_DIVISOR;
+	pg_atomic_write_u64(&gate->recent_wait_us, (uint64) mean_us);
+}
+
+/*
  * How long a turn at gate lasts now, in microseconds: the quantum, cut to
- * max_turn_wait * limit / waiting so that a session queued behind the
- * others' turns waits about max_turn_wait for all of them, however many
- * are queued.  Computed afresh at every check, so that a growing queue or
- * a shorter quantum (or 0) ends turns already under way.  This spreads
- * the wait over the turns ahead; pcc_gate_overdue_locked bounds it.
+ * the turn budget (pcc_gate_turn_budget_us) * limit / waiting so that a
+ * session queued behind the others' turns waits about that budget for all
+ * of them, however many are queued.  Computed afresh at every check, so
+ * that a growing queue or a shorter quantum (or 0) ends turns already
+ * under way.  This spreads the wait over the turns ahead;
+ * pcc_gate_overdue_locked bounds it.
  */
 int64
 pcc_gate_turn_us(PccGate *gate)
 {
 	int64		turn_us = (int64) pg_atomic_read_u32(&pcc_shared->quantum_ms) * 1000;
-	int64		budget_us = (int64) pg_atomic_read_u32(&pcc_shared->max_turn_wait_ms) * 1000;
+	int64		budget_us = pcc_gate_turn_budget_us(gate);
 	uint32		waiting = pcc_state_waiting(pg_atomic_read_u64(&gate->state));
 	uint32		limit = pg_atomic_read_u32(&gate->limit);
 
@@ -232,13 +283,14 @@ pcc_gate_turn_us(PccGate *gate)
 
 /*
  * Whether the session next in line at gate (see pcc_gate_first_waiter)
- * has queued for max_turn_wait or longer: then no turn there goes on, so
- * that its wait ends with the transactions under way.  The turns' length
- * alone does not bound it: a queue that was short when the turns ahead
- * began, transactions that run past their turn's end, and a session that
- * queued before the turns ahead began all make it longer.  An "in turn"
- * waiter is next in line by when its turn began, so until it is served its
- * own (short) wait is the one that counts.  Under warm order a freed slot
+ * has queued for the turn budget (pcc_gate_turn_budget_us) or longer:
+ * then no turn there goes on, so that its wait ends with the transactions
+ * under way.  The turns' length alone does not bound it: a queue that was
+ * short when the turns ahead began, transactions that run past their
+ * turn's end, and a session that queued before the turns ahead began all
+ * make it longer.  An "in turn" waiter is next in line by when its turn
+ * began, so until it is served its own (short) wait is the one that
+ * counts.  Under warm order a freed slot
  * goes to the first only once it has waited warm_max_wait: ending turns
  * sooner would serve newer waiters.  Caller holds the gate mutex; now may
  * be a little older than the newest queue_since, which only errs towards
@@ -247,16 +299,15 @@ pcc_gate_turn_us(PccGate *gate)
 static bool
 pcc_gate_overdue_locked(PccGate *gate, PccTime now)
 {
-	int64		budget_ms = pg_atomic_read_u32(&pcc_shared->max_turn_wait_ms);
+	int64		budget_us = pcc_gate_turn_budget_us(gate);
 
-	if (budget_ms == 0 ||
+	if (budget_us == 0 ||
 		pcc_state_waiting(pg_atomic_read_u64(&gate->state)) == 0)
 		return false;
 	if (pg_atomic_read_u32(&pcc_shared->queue_order) == PCC_ORDER_WARM)
-		budget_ms = Max(budget_ms,
-						pg_atomic_read_u32(&pcc_shared->warm_max_wait_ms));
-	return pcc_time_exceeds(pcc_gate_first_waiter(gate)->queue_since, now,
-							budget_ms);
+		budget_us = Max(budget_us, (int64)
+						pg_atomic_read_u32(&pcc_shared->warm_max_wait_ms) * 1000);
+	return now - pcc_gate_first_waiter(gate)->queue_since >= budget_us;
 }
 
 /* When the turn that began at turn_start at gate ends. */
@@ -348,6 +399,7 @@ pcc_gate_grant_locked(PccGate *gate, PccTime now, int *wake, bool *more)
 			gate->escapes++;
 		gate->queued++;
 		gate->total_wait_us += waited_us;
+		pcc_gate_count_wait_locked(gate, waited_us);
 		if (waited_us > gate->max_wait_us)
 			gate->max_wait_us = waited_us;
 		pg_atomic_fetch_add_u64(&gate->admitted, 1);
@@ -929,7 +981,10 @@ pcc_gate_resume(PccGateId id, PccTime *turn_start)
 		pg_atomic_read_u32(&gate->limit) &&
 		!pcc_gate_overdue_locked(gate, now);
 	if (resume)
+	{
 		gate->resumed++;
+		pcc_gate_count_wait_locked(gate, 0);
+	}
 	SpinLockRelease(&gate->mutex);
 
 	if (resume)

@@ -31,7 +31,7 @@ PG_FUNCTION_INFO_V1(pg_concurrency_control_check);
 PG_FUNCTION_INFO_V1(pg_concurrency_control_config_loaded);
 PG_FUNCTION_INFO_V1(pg_concurrency_control_auto_simulate);
 
-#define STATUS_COLS		24
+#define STATUS_COLS		25
 #define AUTO_INPUT_COLS		6	/* status: baseline_ms .. floor */
 #define BACKENDS_COLS	7
 #define CHECK_COLS		2
@@ -63,6 +63,7 @@ typedef struct GateSnapshot
 	uint64		admitted_at_reset;
 	TimestampTz reset_time;
 	uint64		resumed;
+	int64		turn_budget_us;
 	bool		auto_on;
 	PccAutoState auto_state;
 	int			lingering;
@@ -110,6 +111,7 @@ snapshot_gate(PccGateId id, GateSnapshot *s)
 	s->admitted_at_reset = gate->admitted_at_reset;
 	s->reset_time = gate->reset_time;
 	s->resumed = gate->resumed;
+	s->turn_budget_us = PCC_IS_GROUP(id) ? 0 : pcc_gate_turn_budget_us(gate);
 	s->auto_on = pg_atomic_read_u32(&gate->auto_on) != 0;
 	s->lingering = (int) gate->nlingering;
 	SpinLockRelease(&gate->mutex);
@@ -217,6 +219,8 @@ pg_concurrency_control_status(PG_FUNCTION_ARGS)
 		values[i++] = TimestampTzGetDatum(s.reset_time);
 		values[i++] = Int32GetDatum(s.lingering);
 		values[i++] = Int64GetDatum((int64) s.resumed);
+		values[i++] = Float8GetDatum(s.turn_budget_us / 1000.0);
+		nulls[i - 1] = s.turn_budget_us == 0;
 		values[i++] = BoolGetDatum(s.auto_on);
 		i += put_auto_inputs(&s, values + i, nulls + i);
 		Assert(i == STATUS_COLS);

@@ -69,8 +69,9 @@ pcc_watchdog_scan_interval(void)
 /*
  * How soon to look at kept slots again, in ms, or -1 if no gate has any:
  * a quarter of the shortest turn of a gate that keeps slots, or of
- * max_turn_wait if shorter (at least 10ms), so that one nobody resumes is
- * freed soon after its turn ends or its gate's next in line is overdue;
+ * max_turn_wait if shorter (at least 10ms; the turn budget is longer), so
+ * that one nobody resumes is freed soon after its turn ends or its gate's
+ * next in line is overdue;
  * when turn_grace is set, no longer than it (the shortest grace), but
  * not below PCC_KEPT_POLL_MIN_MS.  Under load every release frees idle
  * kept slots sooner; this is for a gate where nothing else moves.  Only

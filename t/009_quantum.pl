@@ -225,8 +225,9 @@ $c->quit;
 no_problems($node, 'turn_grace_max');
 
 # --- max_turn_wait: a turn shrinks as the queue grows, so that a queued
-# session waits about max_turn_wait for the turns ahead of it: with four
-# waiters for one slot, a 1 min quantum and 8 s, a turn lasts 2 s
+# session waits about max_turn_wait (and the gate's recent mean wait, see
+# below) for the turns ahead of it: with four waiters for one slot, a
+# 1 min quantum and 8 s, a turn lasts 2 s and a quarter of that mean
 pcc_reload($node, turn_grace => '0', max_turn_wait => '8s');
 push @w, session($node);
 $s->query_safe('BEGIN');
@@ -253,8 +254,16 @@ no_problems($node, 'max_turn_wait');
 # --- max_turn_wait bounds the wait itself: a session that queued before
 # the turn ahead of it began is admitted once it has waited 3 s, though
 # that turn is 3 s long by the queue.  w1 queues while s holds the slot
-# for 2 s, then w0's turn begins: before this rule w1 waited 5 s.
+# for 2 s, then w0's turn begins: before this rule w1 waited 5 s.  The
+# gate's mean wait adds to the 3 s (see the next section): the waits
+# above leave one that the turn budget shows.
 my @w_pid = map { backend_pid($_) } @w[0, 1];
+
+# The transaction gate's turn budget now, in seconds.
+sub turn_budget
+{
+	return gate_value($node, 'transaction', 'turn_budget_ms') / 1000;
+}
 
 # Seconds w1 waited: from when it queued to when it ran.
 sub w1_waited
@@ -278,6 +287,7 @@ sub queue_behind_s
 		"SELECT since FROM pg_concurrency_control_backends() WHERE pid = $w_pid[1]");
 	usleep($hold_s * 1_000_000);
 	$s->query_safe('COMMIT');
+	ok(wait_gate($node, 'transaction', 'waiting', 1), 'w0 is admitted');
 	return $w1_queued;
 }
 
@@ -285,24 +295,57 @@ pcc_reload($node, max_turn_wait => '3s');
 # w0 busy: its turn ends at the first COMMIT after w1 has waited 3 s
 my $w1_queued = queue_behind_s(join(' ',
 	map { "BEGIN; INSERT INTO log (who) VALUES ('w0'); SELECT pg_sleep(0.05); COMMIT;" } 1 .. 100), 2);
+# the mean falls as w0's transactions resume (they waited 0)
+my $budget = turn_budget();
 finish($_) for ($w[1], $w[0]);
 my $w0_first = $node->safe_psql('postgres',
 	"SELECT count(*) FROM log WHERE who = 'w0' AND seq < (SELECT seq FROM log WHERE who = 'w1')");
 ok($w0_first >= 5, "w0 ran $w0_first transactions of its turn first");
 $waited = w1_waited($w1_queued);
-ok($waited >= 2.95 && $waited < 4.2,
-	"w1 was admitted once it had waited 3 s in all, not 5 s ($waited s)");
+ok($waited >= 2.95 && $waited < $budget + 1.2,
+	"w1 was admitted once it had waited 3 s in all, not 5 s ($waited s, budget $budget s)");
 log_order($node);
 # w0 idle (turn_grace 0: no grace ends its turn): the watchdog frees its
 # kept slot once w1 has waited 3 s, not when the turn ends (5 s)
 $w1_queued = queue_behind_s(txn('w0'), 2);
+$budget = turn_budget();
 # w1 first: a query from w0 would end its turn
 finish($_) for ($w[1], $w[0]);
 $waited = w1_waited($w1_queued);
-ok($waited >= 2.95 && $waited < 4.5,
-	"w1 was admitted once it had waited 3 s, though w0 kept its slot idle ($waited s)");
+ok($waited >= $budget - 0.05 && $waited < $budget + 1.5,
+	"w1 was admitted once it had waited 3 s and the mean, though w0 kept its slot idle ($waited s, budget $budget s)");
 is(log_order($node), 'w0,w1', 'w0 went first');
 no_problems($node, 'max_turn_wait bounds the wait');
+
+# --- max_turn_wait is what turns add to the gate's recent mean wait:
+# with thousands of sessions each waits about the mean anyway.  Three
+# transactions that waited 4 s raise the mean by about 0.7 s (each weighs
+# 1/16, counted up to the turn budget: 10 s here; a 1 ms grace ends the
+# idle turns).  Then, with max_turn_wait 1 s, s and w0 each keep their
+# slot idle (turn_grace 0), and w1, queued behind them, is admitted once
+# it has waited 1 s more than the mean (the turn budget), not after 1 s,
+# as before this rule
+pcc_reload($node, max_turn_wait => '10s', turn_grace => '1ms');
+$s->query_safe('BEGIN');
+for my $i (0 .. 2)
+{
+	send_sql($w[$i], txn("m$i"));
+	ok(wait_gate($node, 'transaction', 'waiting', $i + 1), "m$i queues");
+}
+usleep(4_000_000);
+$s->query_safe('COMMIT');
+finish($_) for @w[0 .. 2];
+is(log_order($node), 'm0,m1,m2', 'the three ran, in order');
+pcc_reload($node, max_turn_wait => '1s', turn_grace => '0');
+$w1_queued = queue_behind_s(txn('w0'), 0.2);
+$budget = turn_budget();
+ok($budget >= 1.6, "the turn budget is max_turn_wait and the mean wait ($budget s)");
+finish($_) for ($w[1], $w[0]);
+$waited = w1_waited($w1_queued);
+ok($waited >= 1.5 && $waited >= $budget - 0.05 && $waited < $budget + 1.0,
+	"w1 was admitted once it had waited 1 s more than the mean wait, not after 1 s ($waited s, budget $budget s)");
+is(log_order($node), 'w0,w1', 'w0 went first');
+no_problems($node, 'max_turn_wait over the mean wait');
 
 # --- a turn goes on at another gate: a session that kept the transaction
 # slot and now writes outside a block gives it back and is ranked at the
