@@ -357,8 +357,8 @@ typedef struct PccShared
 	pg_atomic_uint32 quantum_ms;	/* longest turn, 0 = one transaction */
 	pg_atomic_uint32 max_turn_wait_ms;	/* turns shrink with the queue and
 										 * end once the next in line has
-										 * waited this much longer than the
-										 * recent mean wait, 0 = off */
+										 * waited this long (or a third of it
+										 * over the recent mean wait), 0 = off */
 	pg_atomic_uint32 turn_grace_us; /* shortest grace: a kept slot idle this
 									 * long may be given back, 0 = only at
 									 * the turn's end */

@@ -63,6 +63,16 @@
  */
 #define WAIT_MEAN_DIVISOR	16
 
+/*
+ * Where the mean wait is long, turns may add max_turn_wait divided by this
+ * to it (pcc_gate_turn_budget_us): a turn's first transaction then waits
+ * at most a little longer than the mean, so the longest waits stay close
+ * to what a queue that long costs anyway, while turns still run more than
+ * one transaction.  Where the mean is under two thirds of max_turn_wait,
+ * max_turn_wait alone is the bound.
+ */
+#define TURN_WAIT_OVER_MEAN	3
+
 static void pcc_gate_give_back(PccGate *gate);
 
 /*
@@ -218,23 +228,26 @@ pcc_gate_unlinger_locked(PccGate *gate, PccBackend *be)
 
 /*
  * How long, in microseconds, the turns at gate may make the session next
- * in line wait (0: no bound): max_turn_wait more than the recent mean wait
- * of the gate's transactions.  That mean is the wait every session has
- * there anyway: by Little's law it is the number queued over the transactions
- * done a second, and with a few thousand sessions it exceeds any fixed
- * bound that suits a few hundred, which would then leave one transaction
- * per turn.  Turns lengthen the mean wait of nobody (they raise the
- * throughput) but the wait of a turn's first transaction: so
- * max_turn_wait is what turns add to the longest waits.
+ * in line wait (0: no bound): max_turn_wait, or, where every session
+ * waits nearly that long anyway, the gate's recent mean wait per
+ * transaction plus a third of max_turn_wait.  By Little's law that mean
+ * is the number queued over the transactions done a second: with a few
+ * thousand sessions it exceeds any fixed bound that suits a few hundred,
+ * which then leaves one transaction per turn.  Turns lengthen nobody's
+ * mean wait (they raise the throughput) but the wait of a turn's first
+ * transaction, so the third is what they add to the longest waits there.
+ * Where the mean is shorter (fewer sessions, shorter transactions), the
+ * fixed bound keeps turns long enough to run several transactions.
  */
 int64
 pcc_gate_turn_budget_us(PccGate *gate)
 {
-	int64		budget_us = (int64) pg_atomic_read_u32(&pcc_shared->max_turn_wait_ms) * 1000;
+	int64		fixed_us = (int64) pg_atomic_read_u32(&pcc_shared->max_turn_wait_ms) * 1000;
+	int64		mean_us = (int64) pg_atomic_read_u64(&gate->recent_wait_us);
 
-	if (budget_us == 0)
+	if (fixed_us == 0)
 		return 0;
-	return budget_us + (int64) pg_atomic_read_u64(&gate->recent_wait_us);
+	return Max(fixed_us, mean_us + fixed_us / TURN_WAIT_OVER_MEAN);
 }
 
 /*

@@ -42,7 +42,7 @@ static int		pcc_max_waiters = 0;
 static int		pcc_queue_order = PCC_ORDER_FIFO;
 static int		pcc_warm_max_wait = 1;
 static int		pcc_quantum = 100;
-static int		pcc_max_turn_wait = 100;
+static int		pcc_max_turn_wait = 300;
 static double pcc_turn_grace = 0.2;
 static double pcc_turn_grace_max = 5;
 int			pcc_priority = PCC_PRIORITY_NORMAL;
@@ -232,9 +232,9 @@ pcc_define_gucs(void)
 							&pcc_quantum, 100, 0, 60 * 1000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_concurrency_control.max_turn_wait",
-							"Once the session next in line has waited this much longer than its gate's recent mean wait, the turns at its gate end at their next COMMIT.",
-							"Turns also shrink as the queue grows: with B = max_turn_wait + the recent mean wait (the status column turn_budget_ms), W sessions queued and a limit of L, a turn lasts at most B * L / W (and never longer than quantum). 0 leaves turns at quantum.",
-							&pcc_max_turn_wait, 100, 0, 60 * 1000,
+							"Once the session next in line has waited this long, or a third of it more than its gate's recent mean wait if that is longer, the turns at its gate end at their next COMMIT.",
+							"Turns also shrink as the queue grows: with that budget B (the status column turn_budget_ms), W sessions queued and a limit of L, a turn lasts at most B * L / W (and never longer than quantum). 0 leaves turns at quantum.",
+							&pcc_max_turn_wait, 300, 0, 60 * 1000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomRealVariable("pg_concurrency_control.turn_grace",
 							 "Shortest grace: a kept slot whose session sends nothing for this long is given back before its turn ends.",

@@ -3,7 +3,7 @@
 CREATE EXTENSION pg_concurrency_control;
 SELECT extversion FROM pg_extension WHERE extname = 'pg_concurrency_control';
 -- The slots kept between the transactions of a turn, and how long turns
--- may make the next in line wait: max_turn_wait over the mean wait (none).
+-- may make the next in line wait: max_turn_wait (no mean wait yet).
 SELECT gate, lingering, resumed, turn_budget_ms FROM pg_concurrency_control ORDER BY gate;
 SELECT gate, max_concurrency FROM pg_concurrency_control ORDER BY gate;
 -- Whether an auto gate yields, the ceiling and floor its throughput

@@ -79,8 +79,8 @@ ok(scrape('wait_seconds', 'query') > 0, 'wait_seconds grows');
 ok(scrape('admitted', 'query') > $admitted0, 'admitted grows');
 is(scrape_until('waiting', 'query', sub { $_[0] == 0 }), '0', 'the queue drains');
 like(scrape('baseline_seconds', 'query'), qr/NaN/, 'a static gate has no adaptive inputs');
-ok(scrape('turn_budget_seconds', 'query') > 0.1,
-	'turn_budget_seconds is max_turn_wait (100 ms) plus the recent mean wait');
+is(scrape('turn_budget_seconds', 'query'), '0.3',
+	'turn_budget_seconds is max_turn_wait (300 ms) while the mean wait is short');
 
 $h->kill_kill;
 $_->quit for ($a, $b, $c);
