@@ -303,11 +303,11 @@ pcc_gate_turn_us(PccGate *gate)
  * turn's end, and a session that queued before the turns ahead began all
  * make it longer.  An "in turn" waiter is next in line by when its turn
  * began, so until it is served its own (short) wait is the one that
- * counts.  Under warm order a freed slot
- * goes to the first only once it has waited warm_max_wait: ending turns
- * sooner would serve newer waiters.  Caller holds the gate mutex; now may
- * be a little older than the newest queue_since, which only errs towards
- * keeping a turn until the next check.
+ * counts.  Under warm order a freed slot goes to the first only once it
+ * has waited warm_max_wait: ending turns sooner would serve newer
+ * waiters.  Caller holds the gate mutex; now may be a little older than
+ * the newest queue_since, which only errs towards keeping a turn until
+ * the next check.
  */
 static bool
 pcc_gate_overdue_locked(PccGate *gate, PccTime now)

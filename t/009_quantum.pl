@@ -292,6 +292,19 @@ sub queue_behind_s
 	return $w1_queued;
 }
 
+# w0 runs one transaction and keeps its slot idle (turn_grace 0), w1
+# queued behind s and w0 ($hold_s s).  Returns how long w1 waited and the
+# turn budget once w0 was admitted.
+sub w1_behind_idle_turn
+{
+	my ($hold_s) = @_;
+	my $w1_queued = queue_behind_s(txn('w0'), $hold_s);
+	my $budget = turn_budget();
+	# w1 first: a query from w0 would end its turn
+	finish($_) for ($w[1], $w[0]);
+	return (w1_waited($w1_queued), $budget);
+}
+
 pcc_reload($node, max_turn_wait => '3s');
 # w0 busy: its turn ends at the first COMMIT after w1 has waited 3 s
 my $w1_queued = queue_behind_s(join(' ',
@@ -308,11 +321,7 @@ ok($waited >= 2.95 && $waited < 4.5,
 log_order($node);
 # w0 idle (turn_grace 0: no grace ends its turn): the watchdog frees its
 # kept slot once w1 has waited 3 s, not when the turn ends (5 s)
-$w1_queued = queue_behind_s(txn('w0'), 2);
-$budget = turn_budget();
-# w1 first: a query from w0 would end its turn
-finish($_) for ($w[1], $w[0]);
-$waited = w1_waited($w1_queued);
+($waited, $budget) = w1_behind_idle_turn(2);
 ok($waited >= 2.95 && $waited >= $budget - 0.05 && $waited < $budget + 1.5,
 	"w1 was admitted once it had waited 3 s, though w0 kept its slot idle ($waited s, budget $budget s)");
 is(log_order($node), 'w0,w1', 'w0 went first');
@@ -339,11 +348,8 @@ $s->query_safe('COMMIT');
 finish($_) for @w[0 .. 2];
 is(log_order($node), 'm0,m1,m2', 'the three ran, in order');
 pcc_reload($node, max_turn_wait => '600ms', turn_grace => '0');
-$w1_queued = queue_behind_s(txn('w0'), 0.2);
-$budget = turn_budget();
+($waited, $budget) = w1_behind_idle_turn(0.2);
 ok($budget >= 1.2, "the turn budget is the mean wait and a third of max_turn_wait ($budget s)");
-finish($_) for ($w[1], $w[0]);
-$waited = w1_waited($w1_queued);
 ok($waited >= 1.15 && $waited >= $budget - 0.05 && $waited < $budget + 1.0,
 	"w1 was admitted once it had waited the turn budget, not after 600 ms ($waited s, budget $budget s)");
 is(log_order($node), 'w0,w1', 'w0 went first');
