@@ -307,7 +307,9 @@ pcc_gate_turn_us(PccGate *gate)
  * has waited warm_max_wait: ending turns sooner would serve newer
  * waiters.  Caller holds the gate mutex; now may be a little older than
  * the newest queue_since, which only errs towards keeping a turn until
- * the next check.
+ * the next check.  now may also be a time to come: whether the next in
+ * line will be overdue by then, if it and the budget stay
+ * (pcc_gate_linger).
  */
 static bool
 pcc_gate_overdue_locked(PccGate *gate, PccTime now)
@@ -879,15 +881,23 @@ pcc_session_grace_us(void)
 /*
  * At the end of a transaction that holds the slot of gate id: keep the slot
  * for this session's next transaction while others wait, its turn (see
- * pcc_gate_turn_us) is not over and the next in line is not overdue (see
- * pcc_gate_overdue_locked).  A warm backend then runs the transactions of
- * its turn back to back instead of handing the slot to a cold one after
- * each, which on a small machine with many sessions costs more than the
- * work.  A kept slot nobody resumes is freed when the turn ends, the next
- * in line is overdue or the session stays idle past its grace
- * (pcc_session_grace_us; pcc_gate_reclaim_locked, the watchdog making sure
- * it happens); one whose session needs another gate is given back by
- * pcc_gate_resume.
+ * pcc_gate_turn_us) is not over and the next in line would not be overdue
+ * (see pcc_gate_overdue_locked) by the end of this session's grace.  A
+ * warm backend then runs the transactions of its turn back to back
+ * instead of handing the slot to a cold one after each, which on a small
+ * machine with many sessions costs more than the work.  A kept slot
+ * nobody resumes is freed when the turn ends, the next in line is overdue
+ * or the session stays idle past its grace (pcc_session_grace_us;
+ * pcc_gate_reclaim_locked, the watchdog making sure it happens); one
+ * whose session needs another gate is given back by pcc_gate_resume.
+ *
+ * Why the grace counts: a slot that idles through it only to be taken
+ * back for an overdue waiter runs nothing meanwhile.  With thousands of
+ * sessions queued, turns short enough for the budget leave the next in
+ * line waiting about the budget, and such slots cost more than a hand-off
+ * at every COMMIT.  Without a grace (turn_grace 0) the slot may idle the
+ * whole turn, by the user's choice, and only whether the next in line is
+ * overdue now counts.
  */
 void
 pcc_gate_linger(PccGateId id)
@@ -913,7 +923,7 @@ pcc_gate_linger(PccGateId id)
 	state = pg_atomic_read_u64(&gate->state);
 	if (pcc_state_waiting(state) == 0 ||
 		pcc_state_running(state) > pg_atomic_read_u32(&gate->limit) ||
-		pcc_gate_overdue_locked(gate, now))
+		pcc_gate_overdue_locked(gate, now + grace_us))
 	{
 		SpinLockRelease(&gate->mutex);
 		pcc_gate_give_back(gate);

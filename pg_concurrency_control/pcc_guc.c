@@ -232,7 +232,7 @@ pcc_define_gucs(void)
 							&pcc_quantum, 100, 0, 60 * 1000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_concurrency_control.max_turn_wait",
-							"Once the session next in line has waited this long, or a third of it more than its gate's recent mean wait if that is longer, the turns at its gate end at their next COMMIT.",
+							"Once the session next in line has waited this long, or a third of it more than its gate's recent mean wait if that is longer, or would have by the end of a session's grace, the turns at its gate end at their next COMMIT.",
 							"Turns also shrink as the queue grows: with that budget B (the status column turn_budget_ms), W sessions queued and a limit of L, a turn lasts at most B * L / W (and never longer than quantum). 0 leaves turns at quantum.",
 							&pcc_max_turn_wait, 300, 0, 60 * 1000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);

@@ -256,8 +256,9 @@ no_problems($node, 'max_turn_wait');
 # the turn ahead of it began is admitted once it has waited 3 s, though
 # that turn is 3 s long by the queue.  w1 queues while s holds the slot
 # for 2 s, then w0's turn begins: before this rule w1 waited 5 s.  The
-# waits above leave a recent mean wait of about 1.6 s (see the next
-# section), under two thirds of 3 s: the turn budget is 3 s.
+# waits above leave a recent mean wait of about 1.6 s (see the section
+# on a long mean wait below), under two thirds of 3 s: the turn budget is
+# 3 s.
 my @w_pid = map { backend_pid($_) } @w[0, 1];
 
 # The transaction gate's turn budget now, in seconds.
@@ -326,6 +327,25 @@ ok($waited >= 2.95 && $waited >= $budget - 0.05 && $waited < $budget + 1.5,
 	"w1 was admitted once it had waited 3 s, though w0 kept its slot idle ($waited s, budget $budget s)");
 is(log_order($node), 'w0,w1', 'w0 went first');
 no_problems($node, 'max_turn_wait bounds the wait');
+
+# --- a session keeps its slot only if the next in line would not be
+# overdue by the end of its grace: s commits when w0 has waited 2.1 s of
+# the 3 s budget, with a 1 s grace.  w0 is admitted at once; before this
+# rule the slot stayed kept, idle, until w0 had waited 3 s
+pcc_reload($node, turn_grace => '1s');
+$s->query_safe('BEGIN');
+send_sql($w[0], txn('w0'));
+ok(wait_gate($node, 'transaction', 'waiting', 1), 'w0 queues behind s');
+usleep(2_100_000);
+$budget = turn_budget();
+ok($budget <= 3.05, "the turn budget is max_turn_wait ($budget s)");
+$s->query_safe('COMMIT');
+is(gate_value($node, 'transaction', 'waiting || \'/\' || lingering'), '0/0',
+	'w0, overdue before s\'s grace would end, got the slot at COMMIT');
+finish($w[0]);
+is(log_order($node), 'w0', 'w0 ran');
+pcc_reload($node, turn_grace => '0');
+no_problems($node, 'overdue before the grace ends');
 
 # --- where the gate's recent mean wait is long (with thousands of
 # sessions each waits about the mean anyway), turns may add a third of
