@@ -72,9 +72,9 @@ pcc_watchdog_scan_interval(void)
  * max_turn_wait if shorter (at least 10ms; the turn budget is longer), so
  * that one nobody resumes is freed soon after its turn ends or its gate's
  * next in line is overdue; when turn_grace is set, no longer than it (the
- * shortest grace), but not below PCC_KEPT_POLL_MIN_MS.  Under load every release frees idle
- * kept slots sooner; this is for a gate where nothing else moves.  Only
- * gates (not groups) keep slots.
+ * shortest grace), but not below PCC_KEPT_POLL_MIN_MS.  Under load every
+ * release frees idle kept slots sooner; this is for a gate where nothing
+ * else moves.  Only gates (not groups) keep slots.
  */
 static long
 pcc_watchdog_kept_interval(void)
