@@ -168,7 +168,11 @@ pcc_watchdog_main(Datum main_arg)
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	/* pg_cancel_backend(): there is no statement to cancel */
+	pqsignal(SIGINT, SIG_IGN);
 	BackgroundWorkerUnblockSignals();
+	/* no database: only to be in pg_stat_activity (pcc_register_watchdog) */
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 
 	wait_event = pcc_wait_event("ConcurrencyControlWatchdog");
 	pg_atomic_write_u32(&pcc_shared->watchdog_procno, (uint32) PCC_MY_PROCNO());
@@ -228,6 +232,12 @@ pcc_worker_registered(const char *function)
  * by an idle session could sleep forever: refuse to start instead.
  * RegisterBackgroundWorker() only logs when max_worker_processes is used
  * up.
+ *
+ * The worker connects to no database, as the logical replication
+ * launcher does, so that it is in pg_stat_activity (its backend_type and
+ * wait event) and pg_terminate_backend() can restart it.  Such a worker
+ * starts once the server takes connections, read-only ones on a hot
+ * standby included: before that no session can queue.
  */
 void
 pcc_register_watchdog(void)
@@ -235,8 +245,8 @@ pcc_register_watchdog(void)
 	BackgroundWorker worker;
 
 	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
-	worker.bgw_start_time = BgWorkerStart_PostmasterStart;
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
 	worker.bgw_restart_time = 1;
 	snprintf(worker.bgw_library_name, BGW_MAXLEN, "pg_concurrency_control");
 	snprintf(worker.bgw_function_name, BGW_MAXLEN, "pcc_watchdog_main");

@@ -1,7 +1,7 @@
-# The watchdog worker: the one writer of the shared settings (the
-# postmaster and the backends write none), a SIGTERM that cannot leave a
-# gate's spinlock held, a quantum of 0 that ends kept turns, and a server
-# that refuses to start without it.
+# The watchdog worker: in pg_stat_activity, the one writer of the shared
+# settings (the postmaster and the backends write none), a SIGTERM that
+# cannot leave a gate's spinlock held, a quantum of 0 that ends kept
+# turns, and a server that refuses to start without it.
 use strict;
 use warnings;
 use FindBin;
@@ -30,25 +30,11 @@ my $node = pcc_node('watchdog',
 	"pg_concurrency_control.max_turn_wait = 0",
 	"deadlock_timeout = '10min'");
 
-# The worker's pid: the postmaster's child of that name (a worker without
-# a database connection is not in pg_stat_activity).
+# The worker's pid, as a DBA finds it ('' if it is not there).
 sub worker_pid
 {
-	my $postmaster = $node->{_pid};
-	for my $dir (glob('/proc/[0-9]*'))
-	{
-		my ($stat, $cmd);
-		next unless open(my $fh, '<', "$dir/stat");
-		$stat = <$fh>;
-		close($fh);
-		next unless $stat && $stat =~ /^(\d+) \(.*\) \S+ (\d+)/ && $2 == $postmaster;
-		my $pid = $1;
-		next unless open($fh, '<', "$dir/cmdline");
-		$cmd = <$fh> // '';
-		close($fh);
-		return $pid if $cmd =~ /pg_concurrency_control watchdog/;
-	}
-	return '';
+	return $node->safe_psql('postgres',
+		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'pg_concurrency_control watchdog'");
 }
 
 # Wait for a worker other than $old, for at most 10 s.
@@ -64,9 +50,22 @@ sub new_worker
 	return '';
 }
 
-# --- one writer: with the worker stopped, a reload changes no gate
+# --- the worker is in pg_stat_activity, waiting in an extension's wait
+# event between passes; a cancel leaves it be, pg_terminate_backend()
+# restarts it
 my $pid = worker_pid();
-ok($pid, 'the worker runs');
+ok($pid, 'the worker is in pg_stat_activity');
+ok(wait_until($node,
+	"SELECT wait_event_type = 'Extension' FROM pg_stat_activity WHERE pid = $pid", 5),
+	'between passes it waits in an extension wait event');
+is($node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)"), 't', 'pg_cancel_backend() reaches it');
+usleep(1_500_000);
+is(worker_pid(), $pid, 'a cancel leaves the same worker running');
+is($node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)"), 't', 'pg_terminate_backend() reaches it');
+$pid = new_worker($pid);
+ok($pid, 'the postmaster starts it again');
+
+# --- one writer: with the worker stopped, a reload changes no gate
 kill 'STOP', $pid;
 $node->append_conf('postgresql.conf', "pg_concurrency_control.query_concurrency = 3");
 $node->reload;

@@ -38,6 +38,9 @@ $b->query_safe('COMMIT');
 pcc_reload($standby, query_concurrency => 2);
 is(gate_value($standby, 'query', 'max_concurrency'), '2', 'a reload on the standby changes its limit');
 is($standby->safe_psql('pccmon',
+	"SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'pg_concurrency_control watchdog'"), '1',
+	'the standby\'s watchdog is in its pg_stat_activity');
+is($standby->safe_psql('pccmon',
 	"SELECT count(*) FROM pg_concurrency_control_backends()"), '0',
 	'the status functions answer');
 $standby->safe_psql('pccmon', 'SELECT pg_concurrency_control_reset()');
