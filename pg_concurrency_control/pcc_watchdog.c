@@ -235,9 +235,9 @@ pcc_worker_registered(const char *function)
  *
  * The worker connects to no database, as the logical replication
  * launcher does, so that it is in pg_stat_activity (its backend_type and
- * wait event) and pg_terminate_backend() can restart it.  Such a worker
- * starts once the server takes connections, read-only ones on a hot
- * standby included: before that no session can queue.
+ * wait event) and pg_terminate_backend() can restart it.  PostgreSQL
+ * starts such a worker only once the server takes connections, read-only
+ * ones on a hot standby included: before that no session can queue.
  */
 void
 pcc_register_watchdog(void)

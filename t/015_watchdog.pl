@@ -66,6 +66,10 @@ $pid = new_worker($pid);
 ok($pid, 'the postmaster starts it again');
 
 # --- one writer: with the worker stopped, a reload changes no gate
+# (stopped between passes, not in its start-up)
+ok(wait_until($node,
+	"SELECT wait_event_type = 'Extension' FROM pg_stat_activity WHERE pid = $pid", 10),
+	'the new worker is between passes');
 kill 'STOP', $pid;
 $node->append_conf('postgresql.conf', "pg_concurrency_control.query_concurrency = 3");
 $node->reload;

@@ -1,6 +1,6 @@
 # On a streaming standby the module works as on a primary: reads are gated,
-# the status functions answer, the watchdog runs during recovery and applies
-# reloads, nothing needs a writable catalog; after promotion writes are
+# the status functions answer, the watchdog runs (in pg_stat_activity) and
+# applies reloads, nothing needs a writable catalog; after promotion writes are
 # gated too.
 use strict;
 use warnings;
@@ -34,7 +34,7 @@ $b->query_safe('BEGIN READ ONLY');
 is(gate_value($standby, 'transaction', 'running'), '1', 'a read-only block holds a transaction slot');
 $b->query_safe('COMMIT');
 
-# --- the watchdog runs in recovery: it applies a reload
+# --- the watchdog runs on the hot standby: it applies a reload
 pcc_reload($standby, query_concurrency => 2);
 is(gate_value($standby, 'query', 'max_concurrency'), '2', 'a reload on the standby changes its limit');
 is($standby->safe_psql('pccmon',
