@@ -131,6 +131,13 @@ unlike(slurp_file($node->logfile), qr/FATAL:  terminating background worker "pg_
 	'SIGTERM never raised FATAL inside the worker (it only sets a flag)');
 ok(worker_pid(), 'the worker runs again');
 
+# --- connected to no database, it answers the barriers that CREATE and
+# DROP DATABASE wait for
+my $t1 = time();
+$node->safe_psql('postgres', 'CREATE DATABASE scratch');
+$node->safe_psql('postgres', 'DROP DATABASE scratch');
+ok(time() - $t1 < 10, 'CREATE and DROP DATABASE do not wait for the worker');
+
 $_->quit for @load;
 $a->quit;
 $b->quit;
