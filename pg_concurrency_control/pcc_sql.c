@@ -474,10 +474,15 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("demand must not be negative"),
 				 errhint("Use 0 for more sessions than any limit.")));
-	if (lull_steps < 0 || (lull_steps > 0 && lull_demand < 1))
+	if (lull_steps < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("lull_steps must not be negative, and a lull needs a lull_demand of at least 1")));
+				 errmsg("lull_steps must not be negative")));
+	if (lull_steps > 0 && lull_demand < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lull_demand must be at least 1 when lull_steps is not 0"),
+				 errdetail("For the first lull_steps steps, only lull_demand sessions run.")));
 	if (sessions < 0 || (sessions > 0 && sessions < Max(demand, lull_demand)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
