@@ -49,8 +49,7 @@ CREATE FUNCTION pg_concurrency_control_backends(
     OUT since timestamptz,
     OUT ticket bigint,
     OUT turn bigint,
-    OUT priority text,
-    OUT grace_ms double precision)
+    OUT priority text)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'pg_concurrency_control_backends'
 LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;

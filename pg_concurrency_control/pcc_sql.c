@@ -33,7 +33,7 @@ PG_FUNCTION_INFO_V1(pg_concurrency_control_auto_simulate);
 
 #define STATUS_COLS		25
 #define AUTO_INPUT_COLS		6	/* status: baseline_ms .. floor */
-#define BACKENDS_COLS	8
+#define BACKENDS_COLS	7
 #define CHECK_COLS		2
 #define SIMULATE_COLS	7
 
@@ -239,14 +239,11 @@ pcc_time_to_wall(PccTime t)
 	return GetCurrentTimestamp() - (pcc_now() - t);
 }
 
-/*
- * One row of backends(); ticket and turn are NULL when zero, grace_us
- * (how long a kept slot may idle) when negative.
- */
+/* One row of backends(); ticket and turn are NULL when zero. */
 static void
 put_backend_row(ReturnSetInfo *rsinfo, int pid, PccGateId id,
 				const char *state, TimestampTz since, uint64 ticket,
-				uint64 turn, PccPriority priority, int64 grace_us)
+				uint64 turn, PccPriority priority)
 {
 	Datum		values[BACKENDS_COLS];
 	bool		nulls[BACKENDS_COLS] = {0};
@@ -260,8 +257,6 @@ put_backend_row(ReturnSetInfo *rsinfo, int pid, PccGateId id,
 	values[5] = Int64GetDatum((int64) turn);
 	nulls[5] = turn == 0;
 	values[6] = CStringGetTextDatum(pcc_priority_name(priority));
-	values[7] = Float8GetDatum(grace_us / 1000.0);
-	nulls[7] = grace_us < 0;
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
@@ -291,22 +286,21 @@ pg_concurrency_control_backends(PG_FUNCTION_ARGS)
 			if (held & (1U << id))
 				put_backend_row(rsinfo, pid, id, "running", be->held_since[id],
 								be->held_ticket[id], be->held_turn[id],
-								be->held_priority[id], -1);
+								be->held_priority[id]);
 		linger_gate = be->linger_gate;
 		if (linger_gate != PCC_NO_GATE)
 			put_backend_row(rsinfo, pid, linger_gate, "lingering",
 							pcc_time_to_wall(be->turn_start[linger_gate]),
 							be->held_ticket[linger_gate],
 							be->held_turn[linger_gate],
-							be->held_priority[linger_gate],
-							be->linger_grace_us);
+							be->held_priority[linger_gate]);
 		queue_gate = be->queue_gate;
 		if (queue_gate != PCC_NO_GATE &&
 			pg_atomic_read_u32(&be->status) == PCC_WAIT_QUEUED)
 			put_backend_row(rsinfo, pid, queue_gate, "waiting",
 							pcc_time_to_wall(be->queue_since),
 							be->queue_ticket, 0,
-							be->queue_priority, -1);
+							be->queue_priority);
 	}
 	return (Datum) 0;
 }
