@@ -17,9 +17,11 @@
  *
  * It is the one writer of the shared settings: at its start and after
  * each reload of the configuration it publishes them (pcc_guc.c) and
- * admits whoever a raised limit lets in.  Nothing else it does can fail:
- * SIGTERM only sets a flag that the loop acts on between passes, so the
- * worker never leaves a gate's spinlock or the group table half-written.
+ * admits whoever a raised limit lets in.  Past its start (joining as a
+ * backend connected to no database, which on failure exits and is
+ * retried), nothing it does can fail: SIGTERM only sets a flag that the
+ * loop acts on between passes, so the worker never leaves a gate's
+ * spinlock or the group table half-written.
  * The server does not start without it (pcc_register_watchdog): a kept
  * slot nobody resumes, the deadlock escape and adaptive limits rely on it.
  *
@@ -171,7 +173,7 @@ pcc_watchdog_main(Datum main_arg)
 	/* pg_cancel_backend(): there is no statement to cancel */
 	pqsignal(SIGINT, SIG_IGN);
 	BackgroundWorkerUnblockSignals();
-	/* no database: only to be in pg_stat_activity (pcc_register_watchdog) */
+	/* no database: in pg_stat_activity and ProcSignal (pcc_register_watchdog) */
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 
 	wait_event = pcc_wait_event("ConcurrencyControlWatchdog");
@@ -205,6 +207,7 @@ pcc_watchdog_main(Datum main_arg)
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 sleep_ms, wait_event);
 		ResetLatch(MyLatch);
+		/* also absorbs ProcSignal barriers: DROP DATABASE waits for them */
 		CHECK_FOR_INTERRUPTS();
 	}
 	proc_exit(1);
@@ -235,7 +238,8 @@ pcc_worker_registered(const char *function)
  *
  * The worker connects to no database, as the logical replication
  * launcher does, so that it is in pg_stat_activity (its backend_type and
- * wait event) and pg_terminate_backend() can restart it.  PostgreSQL
+ * wait event) and a superuser's pg_terminate_backend() can restart it;
+ * it then also answers ProcSignal barriers, at every wake-up.  PostgreSQL
  * starts such a worker only once the server takes connections, read-only
  * ones on a hot standby included: before that no session can queue.
  */
