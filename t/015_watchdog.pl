@@ -30,11 +30,12 @@ my $node = pcc_node('watchdog',
 	"pg_concurrency_control.max_turn_wait = 0",
 	"deadlock_timeout = '10min'");
 
-# The worker's pid, as a DBA finds it ('' if it is not there).
-sub worker_pid
+# Whether the worker $pid is between passes, waiting on its latch.
+sub between_passes
 {
-	return $node->safe_psql('postgres',
-		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'pg_concurrency_control watchdog'");
+	my ($pid, $secs) = @_;
+	return wait_until($node,
+		"SELECT wait_event_type = 'Extension' FROM pg_stat_activity WHERE pid = $pid", $secs);
 }
 
 # Wait for a worker other than $old, for at most 10 s.
@@ -43,7 +44,7 @@ sub new_worker
 	my ($old) = @_;
 	for (1 .. 200)
 	{
-		my $pid = worker_pid();
+		my $pid = watchdog_pid($node);
 		return $pid if $pid && $pid ne $old;
 		usleep(50_000);
 	}
@@ -53,23 +54,19 @@ sub new_worker
 # --- the worker is in pg_stat_activity, waiting in an extension's wait
 # event between passes; a cancel leaves it be, pg_terminate_backend()
 # restarts it
-my $pid = worker_pid();
+my $pid = watchdog_pid($node);
 ok($pid, 'the worker is in pg_stat_activity');
-ok(wait_until($node,
-	"SELECT wait_event_type = 'Extension' FROM pg_stat_activity WHERE pid = $pid", 5),
-	'between passes it waits in an extension wait event');
+ok(between_passes($pid, 5), 'between passes it waits in an extension wait event');
 is($node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)"), 't', 'pg_cancel_backend() reaches it');
 usleep(1_500_000);
-is(worker_pid(), $pid, 'a cancel leaves the same worker running');
+is(watchdog_pid($node), $pid, 'a cancel leaves the same worker running');
 is($node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)"), 't', 'pg_terminate_backend() reaches it');
 $pid = new_worker($pid);
 ok($pid, 'the postmaster starts it again');
 
 # --- one writer: with the worker stopped, a reload changes no gate
 # (stopped between passes, not in its start-up)
-ok(wait_until($node,
-	"SELECT wait_event_type = 'Extension' FROM pg_stat_activity WHERE pid = $pid", 10),
-	'the new worker is between passes');
+ok(between_passes($pid, 10), 'the new worker is between passes');
 kill 'STOP', $pid;
 $node->append_conf('postgresql.conf', "pg_concurrency_control.query_concurrency = 3");
 $node->reload;
@@ -118,7 +115,7 @@ ok(wait_until($node,
 my $restarts = 0;
 for my $round (1 .. 4)
 {
-	my $old = worker_pid();
+	my $old = watchdog_pid($node);
 	next unless $old;
 	kill 'TERM', $old;
 	$restarts++ if new_worker($old);
@@ -129,7 +126,7 @@ ok(wait_gate($node, 'query', 'running', 0), 'the load finished and the gate drai
 no_problems($node, 'SIGTERM storm');
 unlike(slurp_file($node->logfile), qr/FATAL:  terminating background worker "pg_concurrency_control/,
 	'SIGTERM never raised FATAL inside the worker (it only sets a flag)');
-ok(worker_pid(), 'the worker runs again');
+ok(watchdog_pid($node), 'the worker runs again');
 
 # --- in ProcSignal, it absorbs the barrier DROP DATABASE waits for (a
 # worker that did not would hold it until statement_timeout)

@@ -10,7 +10,8 @@ use Test::More;
 use Time::HiRes qw(usleep);
 
 our @EXPORT = qw(pcc_node pcc_reload wait_applied session send_sql finish gate_value
-  wait_gate wait_until no_problems backend_pid create_log log_order read_behind_read);
+  wait_gate wait_until no_problems backend_pid create_log log_order read_behind_read
+  watchdog_pid);
 
 # A started node with the module preloaded and the extension created.
 # Extra settings come as a list of lines for postgresql.conf, after an
@@ -142,6 +143,21 @@ sub wait_until
 		usleep(50_000);
 	}
 	return 0;
+}
+
+# The watchdog's pid, as a DBA finds it in pg_stat_activity, waiting up
+# to $secs (default: no wait) for it to be there; '' if it is not.
+sub watchdog_pid
+{
+	my ($node, $secs) = @_;
+	my $deadline = time() + ($secs // 0);
+	for (;;)
+	{
+		my $pid = $node->safe_psql('pccmon',
+			"SELECT pid FROM pg_stat_activity WHERE backend_type = 'pg_concurrency_control watchdog'");
+		return $pid if $pid ne '' || time() >= $deadline;
+		usleep(50_000);
+	}
 }
 
 # A table in which sessions log who ran, to see the order they were admitted.
