@@ -78,15 +78,16 @@ static void pcc_gate_give_back(PccGate *gate);
 /*
  * This session's client's usual reply time: a moving geometric mean (so
  * that a rare long pause weighs little) of the time from the end of a
- * transaction that kept its slot to the admission of the next transaction
- * (the client's reply or its thinking, and the next statement's parse and
- * plan, all of it time the kept slot stays idle), as the log of
- * microseconds; local, read only to set this session's grace.  kept_at is
- * when the last such transaction kept its slot, 0 once its gap is counted.
+ * transaction that ended while others waited at its gate to the admission
+ * of the next transaction (the client's reply or its thinking, and the
+ * next statement's parse and plan, all of it time a kept slot stays idle),
+ * as the log of microseconds; local, read only by this session's
+ * decisions to keep its slot.  ended_at is when the last such transaction
+ * ended, 0 once its gap is counted.
  */
 static double reply_ln = 0;
 static bool reply_known = false;
-static PccTime kept_at = 0;
+static PccTime ended_at = 0;
 
 static const char *const gate_names[PCC_NUM_GATES] = {
 	"query", "bigquery", "transaction", "autocommit"
@@ -855,34 +856,42 @@ pcc_learn_reply(PccTime gap_us)
 	reply_known = true;
 }
 
+/* This session's client's usual reply (see reply_ln); 0 until known. */
+static PccTime
+pcc_usual_reply_us(void)
+{
+	return reply_known ? (PccTime) exp(reply_ln) : 0;
+}
+
 /*
  * How long this session's kept slot may stay idle (0: the whole turn).
  * turn_grace, or for a client that usually replies quickly,
- * GRACE_PER_REPLY times its usual reply up to turn_grace_max (never
- * before its first reply is known): a grace fixed for all must be
+ * GRACE_PER_REPLY times its usual reply reply_us up to turn_grace_max
+ * (never before its first reply is known): a grace fixed for all must be
  * short enough for clients that think between transactions, and then
  * ends the turns of clients that merely reply slowly (a network, a busy
  * client host).  A client whose earned grace would exceed turn_grace_max
  * is taken to think, and keeping its slot through that would idle it.
  */
 static PccTime
-pcc_session_grace_us(void)
+pcc_session_grace_us(PccTime reply_us)
 {
 	PccTime		grace_us = pg_atomic_read_u32(&pcc_shared->turn_grace_us);
 	PccTime		max_us = pg_atomic_read_u32(&pcc_shared->turn_grace_max_us);
 	PccTime		earned_us;
 
-	if (grace_us == 0 || !reply_known)
+	if (grace_us == 0 || reply_us == 0)
 		return grace_us;
-	earned_us = (PccTime) (GRACE_PER_REPLY * exp(reply_ln));
+	earned_us = GRACE_PER_REPLY * reply_us;
 	return earned_us <= max_us ? Max(grace_us, earned_us) : grace_us;
 }
 
 /*
  * At the end of a transaction that holds the slot of gate id: keep the slot
  * for this session's next transaction while others wait, its turn (see
- * pcc_gate_turn_us) is not over and the next in line would not be overdue
- * (see pcc_gate_overdue_locked) by the end of this session's grace.  A
+ * pcc_gate_turn_us) would not be over by the time its client usually
+ * replies, and the next in line would not be overdue (see
+ * pcc_gate_overdue_locked) by the end of this session's grace.  A
  * warm backend then runs the transactions of its turn back to back
  * instead of handing the slot to a cold one after each, which on a small
  * machine with many sessions costs more than the work.  A kept slot
@@ -891,13 +900,14 @@ pcc_session_grace_us(void)
  * pcc_gate_reclaim_locked, the watchdog making sure it happens); one
  * whose session needs another gate is given back by pcc_gate_resume.
  *
- * Why the grace counts: a slot that idles through it only to be taken
- * back for an overdue waiter runs nothing meanwhile.  With thousands of
- * sessions queued, turns short enough for the budget leave the next in
- * line waiting about the budget, and such slots cost more than a hand-off
- * at every COMMIT.  Without a grace (turn_grace 0) the slot may idle the
- * whole turn, by the user's choice, and only whether the next in line is
- * overdue now counts.
+ * Why the reply and the grace count: a slot that idles through them only
+ * to be taken back when the turn ends, or for an overdue waiter, runs
+ * nothing meanwhile.  With thousands of sessions queued, turns short
+ * enough for the budget last about as long as a client's reply and leave
+ * the next in line waiting about the budget, and such slots cost more
+ * than a hand-off at every COMMIT.  Without a grace (turn_grace 0) the
+ * slot may idle the whole turn, by the user's choice, and only the usual
+ * reply and whether the next in line is overdue now count.
  */
 void
 pcc_gate_linger(PccGateId id)
@@ -906,18 +916,27 @@ pcc_gate_linger(PccGateId id)
 	PccBackend *me = pcc_my_backend();
 	uint64		state;
 	PccTime		now;
+	PccTime		reply_us;
 	PccTime		grace_us;
 	bool		first;
 
 	pcc_gate_forget_hold(me, id);
 	/* nobody waits (the common case): no clock read */
-	if (pcc_state_waiting(pg_atomic_read_u64(&gate->state)) == 0 ||
-		(now = pcc_now()) >= pcc_turn_end(gate, me->turn_start[id]))
+	if (pcc_state_waiting(pg_atomic_read_u64(&gate->state)) == 0)
 	{
 		pcc_gate_give_back(gate);
 		return;
 	}
-	grace_us = pcc_session_grace_us();
+	now = pcc_now();
+	ended_at = now;
+	reply_us = pcc_usual_reply_us();
+	/* a turn over by the next transaction does not go on (pcc_gate_resume) */
+	if (now + reply_us >= pcc_turn_end(gate, me->turn_start[id]))
+	{
+		pcc_gate_give_back(gate);
+		return;
+	}
+	grace_us = pcc_session_grace_us(reply_us);
 
 	SpinLockAcquire(&gate->mutex);
 	state = pg_atomic_read_u64(&gate->state);
@@ -935,7 +954,6 @@ pcc_gate_linger(PccGateId id)
 	dlist_push_tail(&gate->lingering, &me->linger_node);
 	first = gate->nlingering++ == 0;
 	SpinLockRelease(&gate->mutex);
-	kept_at = now;
 	/* the watchdog may sleep far longer than the grace: wake it */
 	if (first && grace_us > 0)
 		pcc_wake_watchdog();
@@ -961,10 +979,10 @@ pcc_gate_linger(PccGateId id)
  * of the same priority queued never goes before it, and the turns that
  * began before end (a turn lasts at most quantum).
  *
- * The time since this session's last transaction that kept a slot ended
- * counts in its client's reply time (pcc_session_grace_us), whether the
- * slot is still kept or not; not at exit or a group's admission
- * (turn_start NULL), which are no reply.
+ * The time since this session's last transaction that ended while others
+ * waited counts in its client's reply time (reply_ln), whether a slot is
+ * still kept or not; not at exit or a group's admission (turn_start
+ * NULL), which are no reply.
  *
  * PCC_NO_GATE (turn_start NULL) just gives back what is kept.
  */
@@ -976,12 +994,13 @@ pcc_gate_resume(PccGateId id, PccTime *turn_start)
 	PccGate    *gate;
 	PccTime		now;
 	bool		resume;
-	PccTime		reply_since;	/* a kept slot's end, if a reply counts */
+	PccTime		reply_since;	/* the last transaction's end, if a reply
+								 * counts */
 
 	if (turn_start != NULL)
 		*turn_start = 0;
-	reply_since = turn_start != NULL ? kept_at : 0;
-	kept_at = 0;
+	reply_since = turn_start != NULL ? ended_at : 0;
+	ended_at = 0;
 	if (kept == PCC_NO_GATE && reply_since == 0)
 		return false;
 	now = pcc_now();
