@@ -82,8 +82,10 @@ static void pcc_gate_give_back(PccGate *gate);
  * of the next transaction (the client's reply or its thinking, and the
  * next statement's parse and plan, all of it time a kept slot stays idle),
  * as the log of microseconds; local, read only by this session's
- * decisions to keep its slot.  ended_at is when the last such transaction
- * ended, 0 once its gap is counted.
+ * decisions to keep its slot.  The gap runs to the next admission to a
+ * gate, across transactions that take no slot.  ended_at is when the last
+ * such transaction ended, 0 once its gap is counted or dropped (at exit,
+ * at a group's admission).
  */
 static double reply_ln = 0;
 static bool reply_known = false;
@@ -846,7 +848,7 @@ pcc_gate_abandon_wait(void)
 		pcc_gate_give_back(gate);
 }
 
-/* Count a gap after one of this session's kept slots in its reply time. */
+/* Count a gap after one of this session's transactions in its reply time. */
 static void
 pcc_learn_reply(PccTime gap_us)
 {
@@ -907,7 +909,9 @@ pcc_session_grace_us(PccTime reply_us)
  * the next in line waiting about the budget, and such slots cost more
  * than a hand-off at every COMMIT.  Without a grace (turn_grace 0) the
  * slot may idle the whole turn, by the user's choice, and only the usual
- * reply and whether the next in line is overdue now count.
+ * reply and whether the next in line is overdue now count.  The usual
+ * reply is a forecast: a client that comes back sooner queues for a new
+ * turn.
  */
 void
 pcc_gate_linger(PccGateId id)
@@ -979,10 +983,10 @@ pcc_gate_linger(PccGateId id)
  * of the same priority queued never goes before it, and the turns that
  * began before end (a turn lasts at most quantum).
  *
- * The time since this session's last transaction that ended while others
- * waited counts in its client's reply time (reply_ln), whether a slot is
- * still kept or not; not at exit or a group's admission (turn_start
- * NULL), which are no reply.
+ * The time since this session's previous transaction ended, if others
+ * waited then, counts in its client's reply time (reply_ln), whether a
+ * slot is still kept or not; not at exit or a group's admission
+ * (turn_start NULL), which are no reply.
  *
  * PCC_NO_GATE (turn_start NULL) just gives back what is kept.
  */
