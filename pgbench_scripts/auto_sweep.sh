@@ -115,11 +115,14 @@ if [ "$GROW" = 1 ]; then
 	runuser -u postgres -- "$PG_BINDIR/pgbench" -h "$DIR" -p "$PCC_PORT" -i -s "$GROW_SCALE" -q grow >/dev/null 2>&1
 fi
 
-# limits.csv: epoch, gate, limit, running, waiting (every 200 ms)
-echo "epoch,gate,limit,running,waiting" >"$OUT/limits.csv"
+# limits.csv: epoch, gate, limit, running, waiting, and the admitted and
+# queued totals (every 200 ms): their differences between two readings
+# show a queue that formed and drained between them
+echo "epoch,gate,limit,running,waiting,admitted,queued" >"$OUT/limits.csv"
 ( while :; do
 	$PSQL -F, -c "SET pg_concurrency_control.bypass = on;
-		SELECT extract(epoch FROM clock_timestamp()), gate, max_concurrency, running, waiting
+		SELECT extract(epoch FROM clock_timestamp()), gate, max_concurrency, running, waiting,
+		       admitted, queued
 		  FROM pg_concurrency_control" 2>/dev/null >>"$OUT/limits.csv" || true
 	sleep 0.2
 done ) &
