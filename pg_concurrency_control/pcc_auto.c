@@ -53,8 +53,11 @@
  * session's next work), and a lower limit that stays unsaturated is a tie
  * that ends its trial early (walk_down).  A higher trial after which
  * neither limit binds anybody has drained the queue, which with turns
- * keeps itself and makes the base fast: it has lost, and a probe forms the
- * queue again.  Work completing fewer than TRIAL_MIN_RATE times a second,
+ * keeps itself: the base's first interval without it says which is
+ * faster.  If the queue was, as it often is (a warm backend runs its
+ * session's next work), the trial has lost and a probe forms the queue
+ * again; if not, the higher limit is kept, and lower trials wait as after
+ * a lost one.  Work completing fewer than TRIAL_MIN_RATE times a second,
  * and a yielding gate, run no trials.
  *
  * Each gate's controller sees only its own work's slowdown, and a burst
@@ -657,6 +660,41 @@ finish_trial(PccAutoState *st, bool lower, bool keep, const char *verdict,
 }
 
 /*
+ * A higher trial has drained the queue (trial_step): is the base faster
+ * without it?  The interval ending now ran at the base without a queue,
+ * the base's intervals before it with one: the same limit in both
+ * regimes.  With turns, a thousand sessions run faster queued (a warm
+ * backend runs its session's next work at once); four thousand can run
+ * faster without a queue, where each hand-off wakes a cold backend and
+ * the clients' replies come slower than the queue moves.  Faster by the
+ * margin without it: the higher limit, which keeps the queue away, is
+ * kept, and the next lower trial waits as after a lost one: the base with
+ * its queue has lost, and lower limits are what form queues (a queue, once
+ * formed, keeps itself at the limit after the trial).  Otherwise the
+ * trial has lost and the caller forms the queue again by a probe (returns
+ * false).
+ */
+static bool
+queue_drained(PccAutoState *st, PccTime now)
+{
+	double		queued_rate = trial_rate(st, 0);
+	bool		faster = st->throughput > queued_rate * (1 + TRIAL_HIGHER_MARGIN);
+	int			down_gap_ms = Min(2 * st->down_gap_ms, TRIAL_GAP_MAX_MS);
+	char		verdict[128];
+
+	snprintf(verdict, sizeof(verdict),
+			 "the queue drained, then %.0f releases/s at %.0f: %s",
+			 st->throughput, st->trial_base, faster ? "kept" : "lost");
+	finish_trial(st, false, faster, verdict, now);
+	if (faster)
+	{
+		st->down_gap_ms = down_gap_ms;
+		st->next_down_trial = pcc_time_plus_ms(now, down_gap_ms);
+	}
+	return faster;
+}
+
+/*
  * One interval of a trial: count it to the limit it ran at, switch to the
  * other, and after TRIAL_PAIRS of each keep the better (or end early: see
  * walk_down).  A lower limit that kept its throughput is the next trial's
@@ -668,8 +706,8 @@ finish_trial(PccAutoState *st, bool lower, bool keep, const char *verdict,
  * the base bind (two readings in a row: one can miss a burst).  With
  * turns a queue keeps itself (a holder keeps its slot while others wait,
  * so they go on waiting); once the queue is gone, the base runs as the
- * higher limit does.  The trial has lost, and returns false for the
- * caller to form the queue again by a probe.
+ * higher limit does, and the trial ends at once: queue_drained, whose
+ * false asks the caller to form the queue again by a probe.
  */
 static bool
 trial_step(PccAutoState *st, const PccAutoSample *s, PccTime now)
@@ -681,10 +719,7 @@ trial_step(PccAutoState *st, const PccAutoSample *s, PccTime now)
 
 	if (!lower && i == 0 && st->trial_steps > 0 && !s->saturated &&
 		!st->trial_last_saturated)
-	{
-		finish_trial(st, false, false, "the queue drained: lost", now);
-		return false;
-	}
+		return queue_drained(st, now);
 	st->trial_last_saturated = s->saturated;
 	st->trial_done[i] += s->done;
 	st->trial_seconds[i] += s->seconds;
