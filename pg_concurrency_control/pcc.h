@@ -219,7 +219,8 @@ typedef struct PccAutoState
 	PccTime next_trial;		/* no trial before, whichever way is due */
 	PccTime next_down_trial;	/* when a trial may try lower again */
 	PccTime next_up_trial;	/* and higher */
-	int			down_gap_ms;	/* time between rejected lower trials */
+	int			down_gap_ms;	/* time between rejected lower trials (or
+								 * after a drained queue's verdict) */
 	int			up_gap_ms;		/* and between rejected higher ones */
 	bool		trial_down;		/* lower first when both ways are due */
 	int			trials_lost;	/* lost in a row since one was kept (a

@@ -21,8 +21,8 @@
  * interval's service time as the new baseline and restores the limit.  A
  * probe runs when the controller starts, every PCC_AUTO_PROBE_EVERY_MS
  * while the gate is saturated, when service time doubles or halves at a
- * steady limit for two intervals, and after a higher trial drained the
- * queue (below).  A probe after such a jump whose baseline moved as much
+ * steady limit for two intervals, and after a higher trial drained a
+ * queue that was faster (below).  A probe after such a jump whose baseline moved as much
  * from both probes before it shows that the work changed: the trials
  * below start afresh (else the jump was holders waiting for a CPU).
  *
@@ -35,12 +35,13 @@
  * the throughput of both.  The lower limit is kept unless it is worse, the
  * higher only if it is measurably better (by a margin, and beyond the
  * noise of the trial's pairs of intervals, except from the limit a tie
- * left: see from_tie); the verdict is the ceiling the
- * band may grow the limit to, and a kept higher limit is also the floor it
- * may shrink to (holders that wait for a CPU run slower, yet overlap their
- * clients' round trips: service time rises while throughput still does).
- * A kept limit is tried again at once the same way, and resets the gaps
- * below; so does a limit the band has grown by BAND_GROWTH without
+ * left, see from_tie, and where it drained the queue, see
+ * judge_drained_trial); the verdict is the ceiling the band may grow the
+ * limit to, and a kept higher limit is also the floor it may shrink to
+ * (holders that wait for a CPU run slower, yet overlap their clients'
+ * round trips: service time rises while throughput still does).  A kept
+ * limit is tried again at once the same way, and resets the gaps below
+ * (but for a drained queue's); so does a limit the band has grown by BAND_GROWTH without
  * raising throughput (a lower trial at once).  A way that lost is tried
  * again after a gap that doubles while it loses, from twice TRIAL_GAP_MS
  * up to TRIAL_GAP_MAX_MS: at the knee every trial costs (with turns,
@@ -157,6 +158,19 @@
  * binds until the next trial.  Not from the limit a tie left (from_tie).
  */
 #define TRIAL_HIGHER_SE		2.0
+
+/*
+ * How much faster the base must run once a higher trial has drained the
+ * queue than it ran with the queue, for the higher limit to be kept
+ * (judge_drained_trial).  With turns a queue keeps itself, and which
+ * regime is faster depends on the load: at a thousand connections the
+ * queue (a warm backend runs its session's next work at once), at four
+ * thousand often the base without it (each hand-off wakes a cold backend,
+ * and the clients reply slower than the queue moves).  One interval
+ * against a few, unpaired: more than TRIAL_HIGHER_MARGIN, as intervals at
+ * thousands of connections vary by a tenth or more.
+ */
+#define TRIAL_DRAINED_MARGIN 0.1
 
 /* Pairs after which a lower limit never saturated is a tie (walk_down). */
 #define TRIAL_UNREACHED_PAIRS 2
@@ -660,26 +674,20 @@ finish_trial(PccAutoState *st, bool lower, bool keep, const char *verdict,
 }
 
 /*
- * A higher trial has drained the queue (trial_step): is the base faster
- * without it?  The interval ending now ran at the base without a queue,
- * the base's intervals before it with one: the same limit in both
- * regimes.  With turns, a thousand sessions run faster queued (a warm
- * backend runs its session's next work at once); four thousand can run
- * faster without a queue, where each hand-off wakes a cold backend and
- * the clients' replies come slower than the queue moves.  Faster by the
- * margin without it: the higher limit, which keeps the queue away, is
- * kept, and the next lower trial waits as after a lost one: the base with
- * its queue has lost, and lower limits are what form queues (a queue, once
- * formed, keeps itself at the limit after the trial).  Otherwise the
- * trial has lost and the caller forms the queue again by a probe (returns
- * false).
+ * End a higher trial that has drained the queue (trial_step).  The
+ * interval ending now ran at the base without a queue, the base's
+ * intervals before it mostly with one: the base faster by
+ * TRIAL_DRAINED_MARGIN without it keeps the higher limit, and the next
+ * lower trial waits as long as after a lost one (lower limits are what
+ * form a queue, which then keeps itself at the base).  Otherwise the
+ * trial has lost: returns false for the caller to form the queue again.
  */
 static bool
-queue_drained(PccAutoState *st, PccTime now)
+judge_drained_trial(PccAutoState *st, PccTime now)
 {
-	double		queued_rate = trial_rate(st, 0);
-	bool		faster = st->throughput > queued_rate * (1 + TRIAL_HIGHER_MARGIN);
-	int			down_gap_ms = Min(2 * st->down_gap_ms, TRIAL_GAP_MAX_MS);
+	bool		faster = st->throughput >
+		trial_rate(st, 0) * (1 + TRIAL_DRAINED_MARGIN);
+	int			down_gap_ms = st->down_gap_ms;	/* before trial_at_once */
 	char		verdict[128];
 
 	snprintf(verdict, sizeof(verdict),
@@ -688,8 +696,8 @@ queue_drained(PccAutoState *st, PccTime now)
 	finish_trial(st, false, faster, verdict, now);
 	if (faster)
 	{
-		st->down_gap_ms = down_gap_ms;
-		st->next_down_trial = pcc_time_plus_ms(now, down_gap_ms);
+		st->down_gap_ms = Min(2 * down_gap_ms, TRIAL_GAP_MAX_MS);
+		st->next_down_trial = pcc_time_plus_ms(now, st->down_gap_ms);
 	}
 	return faster;
 }
@@ -706,8 +714,8 @@ queue_drained(PccAutoState *st, PccTime now)
  * the base bind (two readings in a row: one can miss a burst).  With
  * turns a queue keeps itself (a holder keeps its slot while others wait,
  * so they go on waiting); once the queue is gone, the base runs as the
- * higher limit does, and the trial ends at once: queue_drained, whose
- * false asks the caller to form the queue again by a probe.
+ * higher limit does, and the trial ends at once: judge_drained_trial,
+ * whose false asks the caller to form the queue again by a probe.
  */
 static bool
 trial_step(PccAutoState *st, const PccAutoSample *s, PccTime now)
@@ -719,7 +727,7 @@ trial_step(PccAutoState *st, const PccAutoSample *s, PccTime now)
 
 	if (!lower && i == 0 && st->trial_steps > 0 && !s->saturated &&
 		!st->trial_last_saturated)
-		return queue_drained(st, now);
+		return judge_drained_trial(st, now);
 	st->trial_last_saturated = s->saturated;
 	st->trial_done[i] += s->done;
 	st->trial_seconds[i] += s->seconds;
