@@ -65,6 +65,39 @@ def limit_summary(series, start, end):
     return f'{median(seen)} ({min(seen)}..{max(seen)})' if seen else '-'
 
 
+def gate_readings(out, phases):
+    """gate-readings.csv: per phase (its first SKIP_S seconds left out), at
+    the workload's gate, the share of the sampler's readings that found it
+    saturated (sessions waiting, or every slot in use) and, from the
+    admitted and queued totals, the share of the spans between two readings
+    in which somebody queued: a queue that formed and drained between two
+    readings shows only there.  Samplers before the totals: no file."""
+    with open(os.path.join(out, 'limits.csv')) as f:
+        rows = list(csv.DictReader(f))
+    if not rows or 'queued' not in rows[0]:
+        return
+    with open(os.path.join(out, 'gate-readings.csv'), 'w', newline='') as f:
+        w = csv.writer(f)
+        w.writerow(['run', 'gate', 'round', 'phase', 'readings', 'median_limit',
+                    'admitted_per_s', 'waiting_or_full_at_reading',
+                    'someone_queued_since_last_reading'])
+        for p in phases:
+            gate = GATE.get(p['workload'], 'transaction')
+            start, end = float(p['start']) + SKIP_S, float(p['end'])
+            rs = [r for r in rows if r['gate'] == gate and start <= float(r['epoch']) <= end]
+            spans = list(zip(rs, rs[1:]))
+            if not spans:
+                continue
+            secs = float(rs[-1]['epoch']) - float(rs[0]['epoch'])
+            admitted = int(rs[-1]['admitted']) - int(rs[0]['admitted'])
+            full = sum(int(b['waiting']) > 0 or int(b['running']) >= int(b['limit'])
+                       for a, b in spans)
+            queued = sum(int(b['queued']) > int(a['queued']) for a, b in spans)
+            w.writerow([p['run'], gate, round_of(p), p['phase'], len(spans),
+                        median([int(r['limit']) for r in rs]), round(admitted / secs),
+                        round(full / len(spans), 2), round(queued / len(spans), 2)])
+
+
 def main(out):
     phases = list(csv.DictReader(open(os.path.join(out, 'phases.csv'))))
     sampled = samples(out)
@@ -72,6 +105,7 @@ def main(out):
     runs = defaultdict(list)
     for p in phases:
         runs[p['run']].append(p)
+    gate_readings(out, phases)
     sweep = [r for r in runs if not r.startswith(SHIFT_RUNS)]
     if sweep:
         sweep_table(out, runs, sweep, lim, sampled)

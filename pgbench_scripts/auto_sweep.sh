@@ -28,7 +28,7 @@
 # static over the rounds.
 # --quantum MS sets every phase's quantum (default: the module's turn defaults).
 # Writes results/auto-<timestamp>/report.md, phases.csv, limits.csv,
-# controller.log (the controller's probes and trials: log_auto) and
+# gate-readings.csv, controller.log (the controller's probes and trials: log_auto) and
 # limits-<workload>-<conns>.svg.
 #
 #   pgbench_scripts/auto_sweep.sh --quick     64 and 1024, three workloads, 10 s phases, shift, burst
