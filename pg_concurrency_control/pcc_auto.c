@@ -22,9 +22,10 @@
  * probe runs when the controller starts, every PCC_AUTO_PROBE_EVERY_MS
  * while the gate is saturated, when service time doubles or halves at a
  * steady limit for two intervals, and after a higher trial drained a
- * queue that was faster (below).  A probe after such a jump whose baseline moved as much
- * from both probes before it shows that the work changed: the trials
- * below start afresh (else the jump was holders waiting for a CPU).
+ * queue that was faster (below).  A probe after such a jump whose
+ * baseline moved as much from both probes before it shows that the work
+ * changed: the trials below start afresh (else the jump was holders
+ * waiting for a CPU).
  *
  * Service time does not see everything that more holders cost: a woken
  * backend's wait for a CPU, the CPU that runnable backends take from
@@ -41,13 +42,14 @@
  * (holders that wait for a CPU run slower, yet overlap their clients'
  * round trips: service time rises while throughput still does).  A kept
  * limit is tried again at once the same way, and resets the gaps below
- * (but for a drained queue's); so does a limit the band has grown by BAND_GROWTH without
- * raising throughput (a lower trial at once).  A way that lost is tried
- * again after a gap that doubles while it loses, from twice TRIAL_GAP_MS
- * up to TRIAL_GAP_MAX_MS: at the knee every trial costs (with turns,
- * twice the best limit can run at two thirds of its throughput).  A
- * higher limit is also tried at once after a lost lower one (the knee is
- * not below); after a lost higher one, any trial waits TRIAL_GAP_MS.
+ * (but for a drained queue's); so does a limit the band has grown by
+ * BAND_GROWTH without raising throughput (a lower trial at once).  A way
+ * that lost is tried again after a gap that doubles while it loses, from
+ * twice TRIAL_GAP_MS up to TRIAL_GAP_MAX_MS: at the knee every trial
+ * costs (with turns, twice the best limit can run at two thirds of its
+ * throughput).  A higher limit is also tried at once after a lost lower
+ * one (the knee is not below); after a lost higher one, any trial waits
+ * TRIAL_GAP_MS.
  * Alternating cancels the slow drift of a noisy machine.  A gate that is
  * not saturated runs lower trials only: a limit that binds can be faster
  * there (fewer backends switch, and with turns a warm backend runs its

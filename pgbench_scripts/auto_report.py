@@ -86,9 +86,9 @@ def gate_readings(out, phases):
             start, end = float(p['start']) + SKIP_S, float(p['end'])
             rs = [r for r in rows if r['gate'] == gate and start <= float(r['epoch']) <= end]
             spans = list(zip(rs, rs[1:]))
-            if not spans:
+            secs = float(rs[-1]['epoch']) - float(rs[0]['epoch']) if rs else 0
+            if not spans or secs <= 0:
                 continue
-            secs = float(rs[-1]['epoch']) - float(rs[0]['epoch'])
             admitted = int(rs[-1]['admitted']) - int(rs[0]['admitted'])
             full = sum(int(b['waiting']) > 0 or int(b['running']) >= int(b['limit'])
                        for a, b in spans)

@@ -28,8 +28,8 @@
 # static over the rounds.
 # --quantum MS sets every phase's quantum (default: the module's turn defaults).
 # Writes results/auto-<timestamp>/report.md, phases.csv, limits.csv,
-# gate-readings.csv, controller.log (the controller's probes and trials: log_auto) and
-# limits-<workload>-<conns>.svg.
+# gate-readings.csv, controller.log (the controller's probes and trials:
+# log_auto) and limits-<workload>-<conns>.svg.
 #
 #   pgbench_scripts/auto_sweep.sh --quick     64 and 1024, three workloads, 10 s phases, shift, burst
 #   options: --conns "64 256 1024" --workloads "tpcb select-only simple-update"

@@ -287,9 +287,9 @@ SELECT mode() WITHIN GROUP (ORDER BY max_concurrency) FILTER (WHERE step > 30) A
 -- by more than 10%: the higher limit (11) is kept, the next lower trial
 -- waits as after a lost one, and the gate runs without a queue for 540
 -- steps of 570 (0.98 of best; with lower trials at once, 0.93; with the
--- queue formed again by a probe each time, 0.75 and 8 steps).  At 0.005
--- ms (8330 without a queue, 4% faster: within one interval's noise) the
--- queue is formed again, as before.
+-- queue formed again by a probe each time, 0.75 and 8 steps).  At a
+-- gain of 0.005 ms (8330 without a queue, 4% faster: within one
+-- interval's noise) the queue is formed again, as before.
 SELECT hidden_ms,
        mode() WITHIN GROUP (ORDER BY max_concurrency) FILTER (WHERE step > 30) AS usual,
        count(*) FILTER (WHERE step > 30 AND throughput > 8100) AS unqueued,
