@@ -407,6 +407,18 @@ watch_band(PccAutoState *st, double ran_at, PccTime now)
 }
 
 /*
+ * A way has lost: its next trial waits twice its last gap (last_gap_ms),
+ * at most TRIAL_GAP_MAX_MS.  gap_ms and next are that way's gap and due
+ * time.
+ */
+static void
+wait_after_loss(int *gap_ms, PccTime *next, int last_gap_ms, PccTime now)
+{
+	*gap_ms = Min(2 * last_gap_ms, TRIAL_GAP_MAX_MS);
+	*next = pcc_time_plus_ms(now, *gap_ms);
+}
+
+/*
  * After a trial was measured: on the way a kept limit went, at once; after
  * a lost lower one, higher at once (the knee is not below); after a lost
  * higher one, lower first when both are due.  The gap before the next
@@ -419,16 +431,16 @@ plan_next_trial(PccAutoState *st, bool lower, bool keep, PccTime now)
 		trial_at_once(st, lower, now);
 	else if (lower)
 	{
-		st->down_gap_ms = Min(2 * st->down_gap_ms, TRIAL_GAP_MAX_MS);
-		st->next_down_trial = pcc_time_plus_ms(now, st->down_gap_ms);
+		wait_after_loss(&st->down_gap_ms, &st->next_down_trial,
+						st->down_gap_ms, now);
 		st->trial_down = false;
 		st->next_trial = now;
 		st->next_up_trial = now;
 	}
 	else
 	{
-		st->up_gap_ms = Min(2 * st->up_gap_ms, TRIAL_GAP_MAX_MS);
-		st->next_up_trial = pcc_time_plus_ms(now, st->up_gap_ms);
+		wait_after_loss(&st->up_gap_ms, &st->next_up_trial, st->up_gap_ms,
+						now);
 		st->trial_down = true;
 	}
 }
@@ -697,10 +709,8 @@ judge_drained_trial(PccAutoState *st, PccTime now)
 			 st->throughput, st->trial_base, faster ? "kept" : "lost");
 	finish_trial(st, false, faster, verdict, now);
 	if (faster)
-	{
-		st->down_gap_ms = Min(2 * down_gap_ms, TRIAL_GAP_MAX_MS);
-		st->next_down_trial = pcc_time_plus_ms(now, st->down_gap_ms);
-	}
+		wait_after_loss(&st->down_gap_ms, &st->next_down_trial, down_gap_ms,
+						now);
 	return faster;
 }
 
