@@ -28,13 +28,16 @@ def progress(out, run):
 
 
 def samples(out):
-    """(epoch, limit, running, waiting) per gate, from the sampler."""
+    """(epoch, limit, running, waiting, admitted, queued) per gate, from the
+    sampler; the totals are None where it did not record them."""
     by_gate = defaultdict(list)
     with open(os.path.join(out, 'limits.csv')) as f:
         for r in csv.DictReader(f):
             try:
+                totals = ((int(r['admitted']), int(r['queued']))
+                          if r.get('queued') is not None else (None, None))
                 by_gate[r['gate']].append((float(r['epoch']), int(r['limit']),
-                                           int(r['running']), int(r['waiting'])))
+                                           int(r['running']), int(r['waiting'])) + totals)
             except (ValueError, KeyError):
                 continue
     return by_gate
@@ -42,7 +45,7 @@ def samples(out):
 
 def limits(by_gate):
     """(epoch, limit) per gate."""
-    return defaultdict(list, {g: [(e, l) for e, l, _, _ in v] for g, v in by_gate.items()})
+    return defaultdict(list, {g: [(e, l) for e, l, *_ in v] for g, v in by_gate.items()})
 
 
 def median(v):
@@ -65,16 +68,14 @@ def limit_summary(series, start, end):
     return f'{median(seen)} ({min(seen)}..{max(seen)})' if seen else '-'
 
 
-def gate_readings(out, phases):
+def gate_readings(out, phases, sampled):
     """gate-readings.csv: per phase (its first SKIP_S seconds left out), at
     the workload's gate, the share of the sampler's readings that found it
     saturated (sessions waiting, or every slot in use) and, from the
     admitted and queued totals, the share of the spans between two readings
     in which somebody queued: a queue that formed and drained between two
     readings shows only there.  Samplers before the totals: no file."""
-    with open(os.path.join(out, 'limits.csv')) as f:
-        rows = list(csv.DictReader(f))
-    if not rows or 'queued' not in rows[0]:
+    if not any(v and v[0][5] is not None for v in sampled.values()):
         return
     with open(os.path.join(out, 'gate-readings.csv'), 'w', newline='') as f:
         w = csv.writer(f)
@@ -83,18 +84,15 @@ def gate_readings(out, phases):
                     'someone_queued_since_last_reading'])
         for p in phases:
             gate = GATE.get(p['workload'], 'transaction')
-            start, end = float(p['start']) + SKIP_S, float(p['end'])
-            rs = [r for r in rows if r['gate'] == gate and start <= float(r['epoch']) <= end]
+            rs = in_phases(sampled[gate], [p])
             spans = list(zip(rs, rs[1:]))
-            secs = float(rs[-1]['epoch']) - float(rs[0]['epoch']) if rs else 0
+            secs = rs[-1][0] - rs[0][0] if rs else 0
             if not spans or secs <= 0:
                 continue
-            admitted = int(rs[-1]['admitted']) - int(rs[0]['admitted'])
-            full = sum(int(b['waiting']) > 0 or int(b['running']) >= int(b['limit'])
-                       for a, b in spans)
-            queued = sum(int(b['queued']) > int(a['queued']) for a, b in spans)
+            full = sum(b[3] > 0 or b[2] >= b[1] for a, b in spans)
+            queued = sum(b[5] > a[5] for a, b in spans)
             w.writerow([p['run'], gate, round_of(p), p['phase'], len(spans),
-                        median([int(r['limit']) for r in rs]), round(admitted / secs),
+                        median([r[1] for r in rs]), round((rs[-1][4] - rs[0][4]) / secs),
                         round(full / len(spans), 2), round(queued / len(spans), 2)])
 
 
@@ -105,7 +103,7 @@ def main(out):
     runs = defaultdict(list)
     for p in phases:
         runs[p['run']].append(p)
-    gate_readings(out, phases)
+    gate_readings(out, phases, sampled)
     sweep = [r for r in runs if not r.startswith(SHIFT_RUNS)]
     if sweep:
         sweep_table(out, runs, sweep, lim, sampled)
@@ -129,7 +127,7 @@ def round_of(p):
 def queued_share(sampled, gate, ps):
     """Share of the sampler's readings, over the given phases but their first
     SKIP_S seconds, that found sessions queued at the gate."""
-    seen = [q for e, l, r, q in in_phases(sampled[gate], ps)]
+    seen = [q for e, l, r, q, *_ in in_phases(sampled[gate], ps)]
     return f'{100 * sum(1 for q in seen if q > 0) / len(seen):.0f}%' if seen else '-'
 
 
@@ -234,7 +232,7 @@ def shifts(out, runs, sampled):
         series = lim[GATE.get(ps[0]['workload'], 'transaction')]
         for p in ps:
             start, end = float(p['start']), float(p['end'])
-            big = [(l, r) for e, l, r, _ in sampled['bigquery'] if start <= e <= end]
+            big = [(l, r) for e, l, r, *_ in sampled['bigquery'] if start <= e <= end]
             big_med = '{}, {}'.format(median([l for l, _ in big]), median([r for _, r in big])) \
                 if big else '-'
             print(f'| {run} | {p["phase"]} | {phase_tps(prog, start, end):.0f} | '
