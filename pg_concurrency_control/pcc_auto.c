@@ -32,24 +32,25 @@
  * clients on the same machine, the wake-ups of a queue.  So throughput has
  * the last word: trials alternate, interval by interval, between the
  * limit and half of it, or twice it (the limit times the square root of
- * two after a lost trial, over it after two lost in a row), and compare
- * the throughput of both.  The lower limit is kept unless it is worse, the
- * higher only if it is measurably better (by a margin, and beyond the
- * noise of the trial's pairs of intervals, except from the limit a tie
- * left, see from_tie, and where it drained the queue, see
- * judge_drained_trial); the verdict is the ceiling the band may grow the
- * limit to, and a kept higher limit is also the floor it may shrink to
- * (holders that wait for a CPU run slower, yet overlap their clients'
- * round trips: service time rises while throughput still does).  A kept
- * limit is tried again at once the same way, and resets the gaps below
- * (but for a drained queue's); so does a limit the band has grown by
- * BAND_GROWTH without raising throughput (a lower trial at once).  A way
- * that lost is tried again after a gap that doubles while it loses, from
- * twice TRIAL_GAP_MS up to TRIAL_GAP_MAX_MS: at the knee every trial
- * costs (with turns, twice the best limit can run at two thirds of its
- * throughput).  A higher limit is also tried at once after a lost lower
- * one (the knee is not below); after a lost higher one, any trial waits
- * TRIAL_GAP_MS.
+ * two after a lost trial, over it after two lost in a row, but twice the
+ * limit a tie left), and compare the throughput of both.  The lower limit
+ * is kept unless it is worse, the higher only if it is measurably better
+ * (by a margin, and beyond the noise of the trial's pairs of intervals,
+ * except from the limit a tie left, see from_tie, and where it drained
+ * the queue, see judge_drained_trial); an other limit clearly worse after
+ * a few pairs ends the trial at once (lost_early).  The verdict is the
+ * ceiling the band may grow the limit to, and a kept higher limit is also
+ * the floor it may shrink to (holders that wait for a CPU run slower, yet
+ * overlap their clients' round trips: service time rises while throughput
+ * still does).  A kept limit is tried again at once the same way, and
+ * resets the gaps below (but for a drained queue's); so does a limit the
+ * band has grown by BAND_GROWTH without raising throughput (a lower trial
+ * at once).  A way that lost is tried again after a gap that doubles while
+ * it loses, from twice TRIAL_GAP_MS up to TRIAL_GAP_MAX_MS: at the knee
+ * every trial costs (with turns, twice the best limit can run at two
+ * thirds of its throughput).  A higher limit is also tried at once after a
+ * lost lower one (the knee is not below); after a lost higher one, any
+ * trial waits TRIAL_GAP_MS.
  * Alternating cancels the slow drift of a noisy machine.  A gate that is
  * not saturated runs lower trials only: a limit that binds can be faster
  * there (fewer backends switch, and with turns a warm backend runs its
@@ -158,8 +159,19 @@
  * a busy small VM is often larger than the margin (standard errors of
  * 3-10%).  A kept higher limit is also the floor, so one kept by chance
  * binds until the next trial.  Not from the limit a tie left (from_tie).
+ * A limit worse by as many standard errors ends its trial (lost_early).
  */
-#define TRIAL_HIGHER_SE		2.0
+#define TRIAL_NOISE_SE		2.0
+
+/*
+ * After this many pairs, an other limit that runs TRIAL_EARLY_LOSS slower
+ * than the base, beyond the noise, has lost: the trial ends at once.  A
+ * lower limit below the knee, or a higher one past it, can cost a third
+ * of the throughput; the rest of a full trial would only pay it longer.
+ * Three pairs, as the standard error of two means little.
+ */
+#define TRIAL_EARLY_PAIRS	3
+#define TRIAL_EARLY_LOSS	0.1
 
 /*
  * How much faster the base must run once a higher trial has drained the
@@ -445,18 +457,28 @@ plan_next_trial(PccAutoState *st, bool lower, bool keep, PccTime now)
 	}
 }
 
+/* Is limit the one the last tie left (walk_down)? */
+static bool
+is_tie_limit(const PccAutoState *st, double limit)
+{
+	return st->tie_limit > 0 && rint(limit) == rint(st->tie_limit);
+}
+
 /*
  * The limit a trial of base compares it with: half or twice it, or base
  * over TRIAL_RATIO_NEAR once two trials in a row have lost, times it once
- * one has.
+ * one has; but twice the limit a tie left, which the ties reached by
+ * halving and which was never measured against a higher one (a lull can
+ * walk them far below the knee).
  */
 static double
 other_limit(const PccAutoState *st, double base, bool lower, uint32 min,
 			uint32 max)
 {
 	int			near_after = lower ? 2 : 1;
-	double		ratio = st->trials_lost >= near_after ? TRIAL_RATIO_NEAR :
-		TRIAL_RATIO_FAR;
+	bool		near = st->trials_lost >= near_after &&
+		(lower || !is_tie_limit(st, base));
+	double		ratio = near ? TRIAL_RATIO_NEAR : TRIAL_RATIO_FAR;
 
 	return clamp_limit(rint(lower ? base / ratio : base * ratio), min, max);
 }
@@ -576,7 +598,7 @@ pair_stats(const PccAutoState *st, double *mean, double *se)
 static bool
 from_tie(const PccAutoState *st)
 {
-	return st->tie_limit > 0 && rint(st->trial_base) == rint(st->tie_limit);
+	return is_tie_limit(st, st->trial_base);
 }
 
 /* Is the higher limit better by TRIAL_HIGHER_MARGIN overall? */
@@ -586,14 +608,29 @@ higher_by_margin(const PccAutoState *st)
 	return trial_rate(st, 1) > trial_rate(st, 0) * (1 + TRIAL_HIGHER_MARGIN);
 }
 
-/* Is it also better by more than TRIAL_HIGHER_SE standard errors of its pairs? */
+/* Is it also better by more than TRIAL_NOISE_SE standard errors of its pairs? */
 static bool
 higher_beyond_noise(const PccAutoState *st)
 {
 	double		mean;
 	double		se;
 
-	return pair_stats(st, &mean, &se) && mean > TRIAL_HIGHER_SE * se;
+	return pair_stats(st, &mean, &se) && mean > TRIAL_NOISE_SE * se;
+}
+
+/*
+ * Has the other limit run TRIAL_EARLY_LOSS slower than the base over
+ * TRIAL_EARLY_PAIRS pairs or more, and beyond their noise?
+ */
+static bool
+lost_early(const PccAutoState *st)
+{
+	double		mean;
+	double		se;
+
+	return st->trial_npairs >= TRIAL_EARLY_PAIRS &&
+		pair_stats(st, &mean, &se) &&
+		mean < log(1 - TRIAL_EARLY_LOSS) && mean + TRIAL_NOISE_SE * se < 0;
 }
 
 /* The same for the log, "none" for a limit that has not run yet. */
@@ -717,9 +754,9 @@ judge_drained_trial(PccAutoState *st, PccTime now)
 /*
  * One interval of a trial: count it to the limit it ran at, switch to the
  * other, and after TRIAL_PAIRS of each keep the better (or end early: see
- * walk_down).  A lower limit that kept its throughput is the next trial's
- * base, as is a higher one that raised it; otherwise the next trial goes
- * the other way.
+ * walk_down and lost_early).  A lower limit that kept its throughput is
+ * the next trial's base, as is a higher one that raised it; otherwise the
+ * next trial goes the other way.
  *
  * A higher trial whose base binds nobody right after an interval at the
  * higher limit that bound nobody either has drained the queue that made
@@ -751,6 +788,11 @@ trial_step(PccAutoState *st, const PccAutoSample *s, PccTime now)
 		st->trial_steps == 2 * TRIAL_UNREACHED_PAIRS)
 	{
 		walk_down(st, now);
+		return true;
+	}
+	if (i == 1 && lost_early(st))
+	{
+		finish_trial(st, lower, false, "lost early", now);
 		return true;
 	}
 	if (st->trial_steps < 2 * TRIAL_PAIRS)
