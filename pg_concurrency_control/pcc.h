@@ -227,6 +227,7 @@ typedef struct PccAutoState
 								 * tie in walk_down leaves it) */
 	double		tie_limit;		/* the limit the last tie (walk_down) left,
 								 * until a trial from it is judged; 0: none */
+	double		tie_from;		/* the limit that tie was tried from */
 	double		band_from;		/* the limit the band grows from: of the
 								 * first clean interval after the start, a
 								 * trial, a yield or the last growth */

@@ -32,8 +32,9 @@
  * clients on the same machine, the wake-ups of a queue.  So throughput has
  * the last word: trials alternate, interval by interval, between the
  * limit and half of it, or twice it (the limit times the square root of
- * two after a lost trial, over it after two lost in a row, but twice the
- * limit a tie left), and compare the throughput of both.  The lower limit
+ * two after a lost trial, over it after two lost in a row; from the limit
+ * a tie left, the limit the tie came from), and compare the throughput of
+ * both.  The lower limit
  * is kept unless it is worse, the higher only if it is measurably better
  * (by a margin, and beyond the noise of the trial's pairs of intervals,
  * except from the limit a tie left, see from_tie, and where it drained
@@ -159,19 +160,30 @@
  * a busy small VM is often larger than the margin (standard errors of
  * 3-10%).  A kept higher limit is also the floor, so one kept by chance
  * binds until the next trial.  Not from the limit a tie left (from_tie).
- * A limit worse by as many standard errors ends its trial (lost_early).
  */
-#define TRIAL_NOISE_SE		2.0
+#define TRIAL_HIGHER_SE		2.0
 
 /*
- * After this many pairs, an other limit that runs TRIAL_EARLY_LOSS slower
- * than the base, beyond the noise, has lost: the trial ends at once.  A
- * lower limit below the knee, or a higher one past it, can cost a third
- * of the throughput; the rest of a full trial would only pay it longer.
- * Three pairs, as the standard error of two means little.
+ * A trial ends at once, lost, when from its TRIAL_EARLY_PAIRS-th pair on
+ * the other limit has run more than TRIAL_EARLY_LOSS slower than the base
+ * and its pairs' mean stays below zero by the one-sided 97.5% quantile of
+ * Student's t times its standard error (few pairs estimate their spread
+ * poorly: with a factor of 2, an equal limit would lose early one trial in
+ * ten at this machine's noise of 10-16% per pair; with t, about one in a
+ * hundred, while a limit a fifth slower ends after 4-5 pairs in nine of
+ * ten trials).  Live, a lower limit below the knee or a higher one past it
+ * cost 15-37% while they ran; the rest of a full trial only pays longer.
+ * Not in a trial's last pair (the full verdict), nor where the higher
+ * limit may have drained the queue (judge_drained_trial decides).  A
+ * version that ended trials a fifth worse after three pairs, without the
+ * noise, cost simple-update 5-7% (docs/performance.md).
  */
 #define TRIAL_EARLY_PAIRS	3
-#define TRIAL_EARLY_LOSS	0.1
+#define TRIAL_EARLY_LOSS	0.15
+
+/* One-sided 97.5% quantiles of Student's t, by degrees of freedom. */
+static const double t_975[TRIAL_PAIRS] =
+{0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262};
 
 /*
  * How much faster the base must run once a higher trial has drained the
@@ -198,7 +210,9 @@
  * trials go near first because the band errs upwards: a knee far above a
  * limit that lost no trial is rare, and twice a limit just past the knee
  * can cost half the throughput while it is tried (select-only with turns
- * at a thousand connections).
+ * at a thousand connections; lost_early now cuts that short).  Ties walk
+ * down, not the band: above the limit they left, a trial goes back to
+ * where they came from (other_limit).
  */
 #define TRIAL_RATIO_FAR		2.0
 #define TRIAL_RATIO_NEAR	M_SQRT2
@@ -467,19 +481,20 @@ is_tie_limit(const PccAutoState *st, double limit)
 /*
  * The limit a trial of base compares it with: half or twice it, or base
  * over TRIAL_RATIO_NEAR once two trials in a row have lost, times it once
- * one has; but twice the limit a tie left, which the ties reached by
- * halving and which was never measured against a higher one (a lull can
- * walk them far below the knee).
+ * one has.  Higher than the limit a tie left, the limit the tie came from:
+ * a lull can walk the ties far below the knee, and their limit was never
+ * measured against a higher one.
  */
 static double
 other_limit(const PccAutoState *st, double base, bool lower, uint32 min,
 			uint32 max)
 {
 	int			near_after = lower ? 2 : 1;
-	bool		near = st->trials_lost >= near_after &&
-		(lower || !is_tie_limit(st, base));
-	double		ratio = near ? TRIAL_RATIO_NEAR : TRIAL_RATIO_FAR;
+	double		ratio = st->trials_lost >= near_after ? TRIAL_RATIO_NEAR :
+		TRIAL_RATIO_FAR;
 
+	if (!lower && is_tie_limit(st, base))
+		return clamp_limit(st->tie_from, min, max);
 	return clamp_limit(rint(lower ? base / ratio : base * ratio), min, max);
 }
 
@@ -608,29 +623,31 @@ higher_by_margin(const PccAutoState *st)
 	return trial_rate(st, 1) > trial_rate(st, 0) * (1 + TRIAL_HIGHER_MARGIN);
 }
 
-/* Is it also better by more than TRIAL_NOISE_SE standard errors of its pairs? */
+/* Is it also better by more than TRIAL_HIGHER_SE standard errors of its pairs? */
 static bool
 higher_beyond_noise(const PccAutoState *st)
 {
 	double		mean;
 	double		se;
 
-	return pair_stats(st, &mean, &se) && mean > TRIAL_NOISE_SE * se;
+	return pair_stats(st, &mean, &se) && mean > TRIAL_HIGHER_SE * se;
 }
 
 /*
- * Has the other limit run TRIAL_EARLY_LOSS slower than the base over
- * TRIAL_EARLY_PAIRS pairs or more, and beyond their noise?
+ * Has the other limit run more than TRIAL_EARLY_LOSS slower than the base
+ * over TRIAL_EARLY_PAIRS pairs or more (but not all of them), and beyond
+ * their noise?
  */
 static bool
 lost_early(const PccAutoState *st)
 {
+	int			n = st->trial_npairs;
 	double		mean;
 	double		se;
 
-	return st->trial_npairs >= TRIAL_EARLY_PAIRS &&
+	return n >= TRIAL_EARLY_PAIRS && n < TRIAL_PAIRS &&
 		pair_stats(st, &mean, &se) &&
-		mean < log(1 - TRIAL_EARLY_LOSS) && mean + TRIAL_NOISE_SE * se < 0;
+		mean < log(1 - TRIAL_EARLY_LOSS) && mean + t_975[n - 1] * se < 0;
 }
 
 /* The same for the log, "none" for a limit that has not run yet. */
@@ -686,13 +703,15 @@ end_trial(PccAutoState *st, double limit, PccTime now)
  * lower limit without measuring it, and the trials walk on down at once
  * (their gaps and ratio as they were) until a limit binds.  Two readings
  * can miss a burst, or fall in a lull: the limit kept may then bind, and
- * a later trial corrects it (a higher one needs only the margin there).
+ * a later trial corrects it (a higher one, back to the limit the tie came
+ * from, needs only the margin there).
  */
 static void
 walk_down(PccAutoState *st, PccTime now)
 {
 	keep_other(st, true);
 	log_trial(st, "it bound nobody: a tie", st->trial_other);
+	st->tie_from = st->trial_base;
 	end_trial(st, st->trial_other, now);
 	st->tie_limit = st->trial_other;
 	st->trial_down = true;
@@ -790,7 +809,7 @@ trial_step(PccAutoState *st, const PccAutoSample *s, PccTime now)
 		walk_down(st, now);
 		return true;
 	}
-	if (i == 1 && lost_early(st))
+	if (i == 1 && (lower || s->saturated) && lost_early(st))
 	{
 		finish_trial(st, lower, false, "lost early", now);
 		return true;
