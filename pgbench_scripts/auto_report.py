@@ -3,6 +3,7 @@
 auto limit while it ran, and SVG plots of the limit over time (gnuplot)."""
 import csv
 import os
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -108,6 +109,7 @@ def main(out):
     if sweep:
         sweep_table(out, runs, sweep, lim, sampled)
     shifts(out, runs, sampled)
+    failures(out, runs)
     for run, ps in runs.items():
         plot(out, run, ps, lim[GATE.get(ps[0]['workload'], 'transaction')])
 
@@ -194,6 +196,34 @@ def sweep_table(out, runs, sweep, lim, sampled):
     print("the sampler's readings (every 200 ms) that found sessions waiting at the")
     print("workload's gate; where the best static limit queues nobody, static limits at or")
     print('above it and auto run alike, and their spread is the noise of the machine.')
+
+
+def failures(out, runs):
+    """Failed transactions and connections per run, from pccload's summary
+    (printed when the driver ends the run); nothing if no run has one."""
+    found = {}
+    for run in runs:
+        path = os.path.join(out, f'pccload-{run}.txt')
+        if not os.path.exists(path):
+            continue
+        text = open(path).read()
+        m = re.search(r'failed transactions: (\d+)\s+connection failures: (\d+)', text)
+        if m:
+            found[run] = (int(m.group(1)), int(m.group(2)),
+                          re.findall(r'SQLSTATE (\w+): (\d+)', text))
+    if not found:
+        return
+    bad = {r: f for r, f in found.items() if f[0] or f[1]}
+    print()
+    if not bad:
+        print(f'Failed transactions and connections: none in {len(found)} of {len(runs)} '
+              "runs (pccload's summaries; a run without one was cut short).")
+        return
+    print('Failed transactions (pccload\'s summaries):')
+    print()
+    for run, (txns, conns, codes) in bad.items():
+        print(f'- {run}: {txns} transactions, {conns} connections' +
+              (' (' + ', '.join(f'SQLSTATE {c}: {n}' for c, n in codes) + ')' if codes else ''))
 
 
 def reach_s(series, start, end):

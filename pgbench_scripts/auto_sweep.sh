@@ -144,7 +144,7 @@ run_phases() {
 		>"$OUT/pccload-$run.txt" 2> >(while read -r l; do echo "$(date +%s.%N) $l"; done >"$log") &
 	BENCH=$!
 	until grep -q steady "$log" 2>/dev/null; do
-		kill -0 $BENCH 2>/dev/null || { echo "pccload failed: see $OUT/pccload-$run.txt" >&2; exit 1; }
+		kill -0 $BENCH 2>/dev/null || { echo "pccload failed: see $log" >&2; exit 1; }
 		sleep 0.5
 	done
 	for spec in "$@"; do
@@ -167,7 +167,9 @@ run_phases() {
 		echo "$run,$workload,$conns,$spec,$limit,$start,$end,$round" >>"$OUT/phases.csv"
 	done
 	# reloads at many connections take seconds: the run outlasts the phases
-	kill -TERM $BENCH 2>/dev/null || true	# async jobs of a script ignore SIGINT
+	# pccload ends its steady phase and prints its summary (async jobs of a
+	# script ignore SIGINT)
+	kill -TERM $BENCH 2>/dev/null || true
 	wait $BENCH 2>/dev/null || true
 	BENCH="" HOGS=""
 }

@@ -207,6 +207,7 @@ static _Atomic int phase = PH_CONNECT;
 static _Atomic int connected = 0;
 static _Atomic int finished = 0;	/* connections past their last txn */
 static volatile sig_atomic_t accounts_scale;	/* the scale aid ranges over */
+static volatile sig_atomic_t stop_requested;	/* SIGTERM: end the steady phase */
 
 static uint64_t
 now_us(void)
@@ -845,6 +846,34 @@ on_scale_signal(int sig)
 	accounts_scale = sig == SIGUSR1 ? opt.wide_scale : opt.scale;
 }
 
+/*
+ * SIGTERM in the steady phase ends it early, so that a driver that stops
+ * the load when its own phases are over still gets the summary (failed
+ * transactions included); before it, or a second time, it ends the
+ * process as it always did.
+ */
+static void
+on_term(int sig)
+{
+	if (stop_requested || atomic_load(&phase) != PH_STEADY)
+	{
+		signal(SIGTERM, SIG_DFL);
+		raise(SIGTERM);
+	}
+	stop_requested = 1;
+}
+
+static void
+install_term_signal(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_term;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGTERM, &sa, NULL);
+}
+
 static void
 install_scale_signals(void)
 {
@@ -1045,6 +1074,7 @@ main(int argc, char **argv)
 	PQexec(mon, "SET application_name = 'pccload monitor'");
 	read_scale(mon);
 	install_scale_signals();
+	install_term_signal();
 
 	th = calloc(opt.threads, sizeof(Thread));
 	for (int i = 0; i < opt.threads; i++)
@@ -1084,7 +1114,8 @@ main(int argc, char **argv)
 			atomic_store(&phase, PH_STEADY);
 		}
 		if (atomic_load(&phase) == PH_STEADY &&
-			now - t_steady >= (uint64_t) opt.duration * 1000000)
+			(stop_requested ||
+			 now - t_steady >= (uint64_t) opt.duration * 1000000))
 			break;
 		if (opt.progress > 0 && now - last_report >= (uint64_t) opt.progress * 1000000)
 		{
