@@ -199,8 +199,9 @@ def sweep_table(out, runs, sweep, lim, sampled):
 
 
 def failures(out, runs):
-    """Failed transactions and connections per run, from pccload's summary
-    (printed when the driver ends the run); nothing if no run has one."""
+    """Failed transactions and connections per run, from the summary of
+    pccload's main load (printed when the driver ends the run); nothing if
+    no run has one."""
     found = {}
     for run in runs:
         path = os.path.join(out, f'pccload-{run}.txt')
@@ -210,19 +211,20 @@ def failures(out, runs):
         m = re.search(r'failed transactions: (\d+)\s+connection failures: (\d+)', text)
         if m:
             found[run] = (int(m.group(1)), int(m.group(2)),
-                          re.findall(r'SQLSTATE (\w+): (\d+)', text))
+                          re.findall(r'SQLSTATE (\S+): (\d+)', text))
     if not found:
         return
-    bad = {r: f for r, f in found.items() if f[0] or f[1]}
+    # a lost connection counts only under its SQLSTATE (08006, 08000)
+    bad = {r: f for r, f in found.items() if f[0] or f[1] or f[2]}
     print()
     if not bad:
-        print(f'Failed transactions and connections: none in {len(found)} of {len(runs)} '
-              "runs (pccload's summaries; a run without one was cut short).")
+        print(f'Failed transactions, connections and errors: none in {len(found)} of '
+              f"{len(runs)} runs (pccload's summaries; a run without one was cut short).")
         return
-    print('Failed transactions (pccload\'s summaries):')
+    print('Failed transactions, connections and errors (pccload\'s summaries):')
     print()
     for run, (txns, conns, codes) in bad.items():
-        print(f'- {run}: {txns} transactions, {conns} connections' +
+        print(f'- {run}: {txns} failed transactions, {conns} failed connections' +
               (' (' + ', '.join(f'SQLSTATE {c}: {n}' for c, n in codes) + ')' if codes else ''))
 
 

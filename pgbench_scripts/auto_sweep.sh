@@ -75,7 +75,8 @@ cluster_create pcc-auto 55496
 DIR=$PCC_DIR
 SAMPLER="" BENCH="" HOGS=""
 cleanup() {
-	for p in $SAMPLER $BENCH $HOGS; do kill "$p" 2>/dev/null || true; done
+	for p in $SAMPLER $HOGS; do kill "$p" 2>/dev/null || true; done
+	[ -z "$BENCH" ] || kill -KILL $BENCH 2>/dev/null || true	# TERM would let it drain
 	# the controller's probes and trials (log_auto), before the log goes
 	grep -h 'LOG:  pg_concurrency_control: .* gate: ' "$DIR/server.log" >"$OUT/controller.log" 2>/dev/null || true
 	cluster_destroy
@@ -140,7 +141,8 @@ run_phases() {
 	local n=$# log="$OUT/progress-$run.log" round=1
 	# shellcheck disable=SC2086
 	"$ROOT/pgbench_scripts/pccload" -h "$DIR" -p "$PCC_PORT" -U postgres -c "$conns" -j 2 \
-		-T $((n * (PHASE + 30) + 60)) -P 1 -w "$workload" -M prepared -s "$SCALE" -L "$run" $LOAD_ARGS \
+		-T $((n * (PHASE + 30) + 60)) -P 1 -w "$workload" -M prepared -s "$SCALE" -L "$run" \
+		--term-ends-steady --no-wait-close $LOAD_ARGS \
 		>"$OUT/pccload-$run.txt" 2> >(while read -r l; do echo "$(date +%s.%N) $l"; done >"$log") &
 	BENCH=$!
 	until grep -q steady "$log" 2>/dev/null; do

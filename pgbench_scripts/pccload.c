@@ -201,7 +201,8 @@ static struct
 	bool		reconnect;		/* reopen connections lost while running */
 	uint64_t	think_us;		/* pause between a client's transactions */
 	int			warmup;			/* seconds of load before the steady phase */
-} opt = {NULL, 64, 0, 60, 5, 16, 0, 0, true, &scripts[0], NULL, NULL, "", true, false, 0, 0};
+	bool		term_ends_steady;	/* SIGTERM ends the steady phase */
+} opt = {NULL, 64, 0, 60, 5, 16, 0, 0, true, &scripts[0], NULL, NULL, "", true, false, 0, 0, false};
 
 static _Atomic int phase = PH_CONNECT;
 static _Atomic int connected = 0;
@@ -748,7 +749,10 @@ usage(void)
 			"              transactions, as an application thinks\n"
 			"  --warmup S  run the load S seconds with every connection up before\n"
 			"              the steady phase, counting nothing (backends' caches\n"
-			"              warm up; 0 by default)\n");
+			"              warm up; 0 by default)\n"
+			"  --term-ends-steady  SIGTERM in the steady phase ends it and prints\n"
+			"              the summary, as -T would (for a driver that ends the\n"
+			"              load itself)\n");
 	exit(2);
 }
 
@@ -765,6 +769,7 @@ parse_args(int argc, char **argv)
 		{"wide-scale", required_argument, NULL, 5},
 		{"think", required_argument, NULL, 6},
 		{"warmup", required_argument, NULL, 7},
+		{"term-ends-steady", no_argument, NULL, 8},
 		{NULL, 0, NULL, 0}
 	};
 	int			ch;
@@ -791,6 +796,7 @@ parse_args(int argc, char **argv)
 			case 5: opt.wide_scale = atoi(optarg); break;
 			case 6: opt.think_us = (uint64_t) (atof(optarg) * 1000); break;
 			case 7: opt.warmup = atoi(optarg); break;
+			case 8: opt.term_ends_steady = true; break;
 			case 'M':
 				if (strcmp(optarg, "prepared") != 0 && strcmp(optarg, "simple") != 0)
 					usage();
@@ -847,10 +853,10 @@ on_scale_signal(int sig)
 }
 
 /*
- * SIGTERM in the steady phase ends it early, so that a driver that stops
- * the load when its own phases are over still gets the summary (failed
- * transactions included); before it, or a second time, it ends the
- * process as it always did.
+ * --term-ends-steady: SIGTERM in the steady phase ends it early, so that a
+ * driver that stops the load when its own phases are over still gets the
+ * summary (failed transactions included); outside the steady phase, or a
+ * second time, it ends the process as it always does.
  */
 static void
 on_term(int sig)
@@ -859,6 +865,7 @@ on_term(int sig)
 	{
 		signal(SIGTERM, SIG_DFL);
 		raise(SIGTERM);
+		return;
 	}
 	stop_requested = 1;
 }
@@ -868,6 +875,8 @@ install_term_signal(void)
 {
 	struct sigaction sa;
 
+	if (!opt.term_ends_steady)
+		return;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_term;
 	sa.sa_flags = SA_RESTART;
