@@ -168,15 +168,15 @@
  * the other limit has run more than TRIAL_EARLY_LOSS slower than the base
  * and its pairs' mean stays below zero by the one-sided 97.5% quantile of
  * Student's t times its standard error (few pairs estimate their spread
- * poorly: with a factor of 2, an equal limit would lose early one trial in
- * ten at this machine's noise of 10-16% per pair; with t, about one in a
- * hundred, while a limit a fifth slower ends after 4-5 pairs in nine of
- * ten trials).  Live, a lower limit below the knee or a higher one past it
- * cost 15-37% while they ran; the rest of a full trial only pays longer.
- * Not in a trial's last pair (the full verdict), nor where the higher
- * limit may have drained the queue (judge_drained_trial decides).  A
- * version that ended trials a fifth worse after three pairs, without the
- * noise, cost simple-update 5-7% (docs/performance.md).
+ * poorly: simulated at this machine's noise of 0.10-0.16 per pair, a
+ * factor of 2 and a 10% loss end an equal limit's trial early in 3-11% of
+ * trials; t and 15%, in 0.1-2%, and 85-94% of those of a limit 18% slower
+ * after 4-5 pairs).  Live, a lower limit below the knee or a higher one
+ * past it cost 15-37% while they ran; the rest of a full trial only pays
+ * longer.  Not in a trial's last pair (the full verdict), nor where the
+ * higher limit may have drained the queue (judge_drained_trial decides).
+ * A version that ended trials a fifth worse after three pairs, without
+ * the noise, cost simple-update 5-7% (docs/performance.md).
  */
 #define TRIAL_EARLY_PAIRS	3
 #define TRIAL_EARLY_LOSS	0.15
