@@ -34,24 +34,23 @@
  * limit and half of it, or twice it (the limit times the square root of
  * two after a lost trial, over it after two lost in a row; from the limit
  * a tie left, the limit the tie came from), and compare the throughput of
- * both.  The lower limit
- * is kept unless it is worse, the higher only if it is measurably better
- * (by a margin, and beyond the noise of the trial's pairs of intervals,
- * except from the limit a tie left, see from_tie, and where it drained
- * the queue, see judge_drained_trial); an other limit clearly worse after
- * a few pairs ends the trial at once (lost_early).  The verdict is the
- * ceiling the band may grow the limit to, and a kept higher limit is also
- * the floor it may shrink to (holders that wait for a CPU run slower, yet
- * overlap their clients' round trips: service time rises while throughput
- * still does).  A kept limit is tried again at once the same way, and
- * resets the gaps below (but for a drained queue's); so does a limit the
- * band has grown by BAND_GROWTH without raising throughput (a lower trial
- * at once).  A way that lost is tried again after a gap that doubles while
- * it loses, from twice TRIAL_GAP_MS up to TRIAL_GAP_MAX_MS: at the knee
- * every trial costs (with turns, twice the best limit can run at two
- * thirds of its throughput).  A higher limit is also tried at once after a
- * lost lower one (the knee is not below); after a lost higher one, any
- * trial waits TRIAL_GAP_MS.
+ * both.  The lower limit is kept unless it is worse, the higher only if it
+ * is measurably better (by a margin, and beyond the noise of the trial's
+ * pairs of intervals, except from the limit a tie left, see from_tie, and
+ * where it drained the queue, see judge_drained_trial); an other limit
+ * clearly worse after a few pairs ends the trial at once (lost_early).
+ * The verdict is the ceiling the band may grow the limit to, and a kept
+ * higher limit is also the floor it may shrink to (holders that wait for a
+ * CPU run slower, yet overlap their clients' round trips: service time
+ * rises while throughput still does).  A kept limit is tried again at once
+ * the same way, and resets the gaps below (but for a drained queue's); so
+ * does a limit the band has grown by BAND_GROWTH without raising
+ * throughput (a lower trial at once).  A way that lost is tried again
+ * after a gap that doubles while it loses, from twice TRIAL_GAP_MS up to
+ * TRIAL_GAP_MAX_MS: at the knee every trial costs (with turns, twice the
+ * best limit can run at two thirds of its throughput).  A higher limit is
+ * also tried at once after a lost lower one (the knee is not below); after
+ * a lost higher one, any trial waits TRIAL_GAP_MS.
  * Alternating cancels the slow drift of a noisy machine.  A gate that is
  * not saturated runs lower trials only: a limit that binds can be faster
  * there (fewer backends switch, and with turns a warm backend runs its
@@ -181,9 +180,15 @@
 #define TRIAL_EARLY_PAIRS	3
 #define TRIAL_EARLY_LOSS	0.15
 
-/* One-sided 97.5% quantiles of Student's t, by degrees of freedom. */
-static const double t_975[TRIAL_PAIRS] =
+/*
+ * One-sided 97.5% quantiles of Student's t, by degrees of freedom:
+ * lost_early looks up TRIAL_PAIRS - 2 at the most.
+ */
+static const double t_975[] =
 {0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262};
+
+StaticAssertDecl(lengthof(t_975) >= TRIAL_PAIRS - 1,
+				 "t_975 must cover every pair lost_early looks at");
 
 /*
  * How much faster the base must run once a higher trial has drained the

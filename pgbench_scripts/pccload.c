@@ -870,32 +870,33 @@ on_term(int sig)
 	stop_requested = 1;
 }
 
+/* Run handler on signal sig, restarting interrupted system calls. */
 static void
-install_term_signal(void)
+catch_signal(int sig, void (*handler) (int))
 {
 	struct sigaction sa;
 
-	if (!opt.term_ends_steady)
-		return;
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_term;
+	sa.sa_handler = handler;
 	sa.sa_flags = SA_RESTART;
-	sigaction(SIGTERM, &sa, NULL);
+	sigaction(sig, &sa, NULL);
+}
+
+static void
+install_term_signal(void)
+{
+	if (opt.term_ends_steady)
+		catch_signal(SIGTERM, on_term);
 }
 
 static void
 install_scale_signals(void)
 {
-	struct sigaction sa;
-
 	accounts_scale = opt.scale;
 	if (opt.wide_scale <= 0)
 		return;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_scale_signal;
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGUSR1, &sa, NULL);
-	sigaction(SIGUSR2, &sa, NULL);
+	catch_signal(SIGUSR1, on_scale_signal);
+	catch_signal(SIGUSR2, on_scale_signal);
 }
 
 typedef struct Result
