@@ -177,10 +177,12 @@ configure_group(int i, const char *label, int limit)
 /*
  * Apply a parsed list to shared memory (pcc_publish_settings):
  * groups keep their places, new ones take free places, removed ones lose
- * their limit.
+ * their limit.  While the module is not enabled, the groups keep their
+ * places without a limit, as the gates do: enabled = off must admit
+ * everyone queued, also behind a group member idle in its transaction.
  */
 void
-pcc_groups_publish(const PccGroupList *list)
+pcc_groups_publish(const PccGroupList *list, bool enabled)
 {
 	bool		was_configured[PCC_MAX_GROUPS];
 	bool		placed[PCC_MAX_GROUPS] = {0};
@@ -206,7 +208,7 @@ pcc_groups_publish(const PccGroupList *list)
 
 		if (i >= 0)
 		{
-			configure_group(i, labels[g], list->limits[g]);
+			configure_group(i, labels[g], enabled ? list->limits[g] : 0);
 			placed[g] = true;
 		}
 	}
@@ -220,7 +222,8 @@ pcc_groups_publish(const PccGroupList *list)
 		if (i < 0)
 			lost++;				/* every place is busy draining */
 		else
-			renamed[i] = configure_group(i, labels[g], list->limits[g]);
+			renamed[i] = configure_group(i, labels[g],
+										 enabled ? list->limits[g] : 0);
 	}
 	for (int i = 0; i < PCC_MAX_GROUPS; i++)
 	{

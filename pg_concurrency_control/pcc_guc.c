@@ -130,7 +130,7 @@ pcc_publish_settings(void)
 	PccGroupList groups;
 
 	if (pcc_groups_parse(pcc_groups ? pcc_groups : "", &groups))
-		pcc_groups_publish(&groups);
+		pcc_groups_publish(&groups, pcc_enabled);
 	pg_atomic_write_u32(&pcc_shared->auto_min, (uint32) pcc_auto_min);
 	pg_atomic_write_u32(&pcc_shared->auto_max, (uint32) pcc_auto_max);
 	for (int id = 0; id < PCC_NUM_GATES; id++)

@@ -1,7 +1,7 @@
 # Workload groups: a session in a group (pg_concurrency_control.workload_group)
 # takes its group's slot before its gate's, both released together; groups
 # are defined at reload (pg_concurrency_control.groups), and removing one
-# admits its waiters.
+# admits its waiters, as does enabled = off.
 use strict;
 use warnings;
 use FindBin;
@@ -137,6 +137,33 @@ is(rows_of($r1_pid), 'transaction running', 'a session of a removed group is in 
 $r1->query_safe('COMMIT');
 no_problems($node, 'redefining groups');
 
+# --- enabled = off admits everyone queued, also behind a group member
+# idle in its transaction; on again, the group's limit holds again
+pcc_reload($node, groups => 'batch=2, adhoc=1');
+my ($a1, $a2) = (member('adhoc'), member('adhoc'));
+$a1->query_safe('BEGIN');
+$a1->query_safe('SELECT 1');
+send_sql($a2, 'BEGIN; SELECT 1;');
+ok(wait_gate($node, 'group:adhoc', 'waiting', 1),
+	'a member queues behind one idle in its transaction');
+pcc_reload($node, enabled => 'off');
+ok(wait_gate($node, 'group:adhoc', 'waiting', 0),
+	'enabled = off admits the waiters of a full group');
+finish($a2);
+$a2->query_safe('COMMIT');
+is(gate_value($node, 'group:adhoc', 'max_concurrency'), '0',
+	'the group has no limit while the module is off');
+pcc_reload($node, enabled => 'on');
+is(gate_value($node, 'group:adhoc', 'max_concurrency'), '1',
+	'on again, the group has its limit again');
+send_sql($a2, 'BEGIN; SELECT 1;');
+ok(wait_gate($node, 'group:adhoc', 'waiting', 1), 'and its members queue again');
+$a1->query_safe('COMMIT');
+ok(wait_gate($node, 'group:adhoc', 'waiting', 0), 'until the holder commits');
+finish($a2);
+$a2->query_safe('COMMIT');
+no_problems($node, 'enabled off and on with a full group');
+
 # A member's admission that fails while it waits for the gate, inside a
 # savepoint of a chained block, keeps the group slot it took; the retry
 # takes only the gate's, and the transaction's end gives both back once.
@@ -164,6 +191,6 @@ $m->query_safe('COMMIT');
 is(gate_value($node, 'group:batch', 'running'), '0', 'both slots given back once');
 no_problems($node, 'a failed admission in a savepoint');
 
-$_->quit for ($r1, $r2, $other, $gate_holder, $m);
+$_->quit for ($r1, $r2, $other, $gate_holder, $m, $a1, $a2);
 $node->stop;
 done_testing();
