@@ -1159,6 +1159,11 @@ pcc_auto_tick(PccGateId id, PccTime now)
 		gate->auto_seen_at = now;
 	}
 
+	/*
+	 * Bounds changed at a reload apply now: a step without samples (slow
+	 * work, an idle gate) moves nothing, and may not come for minutes.
+	 */
+	st->limit = clamp_limit(st->limit, min, max);
 	limit = (uint32) rint(st->limit);
 	if (limit == published || pg_atomic_read_u32(&gate->auto_on) == 0)
 		return false;

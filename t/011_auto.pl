@@ -124,6 +124,18 @@ ok( wait_until($node,
 		"SELECT auto AND max_concurrency BETWEEN 2 AND 3 FROM pg_concurrency_control"
 		  . " WHERE gate = 'transaction'", 10),
 	'auto again, within the new bounds');
+# bounds changed later apply at once, also on a gate with no work to measure
+sleep 3;	# (the controller's first probe gives up after 2 s without work)
+pcc_reload($node, auto_min => '6', auto_max => '8');
+ok( wait_until($node,
+		"SELECT auto AND max_concurrency BETWEEN 6 AND 8 FROM pg_concurrency_control"
+		  . " WHERE gate = 'transaction'", 3),
+	'a raised auto_min applies at once to an idle auto gate');
+pcc_reload($node, auto_min => '2', auto_max => '3');
+ok( wait_until($node,
+		"SELECT auto AND max_concurrency BETWEEN 2 AND 3 FROM pg_concurrency_control"
+		  . " WHERE gate = 'transaction'", 3),
+	'a lowered auto_max applies at once to an idle auto gate');
 no_problems($node, 'switching modes');
 
 # --- log_auto: the controller's decisions in the server log, only when on
