@@ -21,7 +21,9 @@
  *   read under the mutex while it is, and racily by monitoring.  Nothing under a
  *   gate mutex reads a clock, allocates, logs or sleeps: callers read the
  *   clock before they take it, and every walk under it is bounded by the
- *   work it hands out (WAKE_BATCH grants) or the lingering list.
+ *   work it hands out (WAKE_BATCH grants) or the lingering list, except
+ *   pg_concurrency_control_check()'s, over every waiter: it is for
+ *   pg_monitor, and stalls the gate's slow path while it walks.
  * - PccBackend.status goes QUEUED -> GRANTED only under the gate mutex, by
  *   whoever grants, after a write barrier that publishes granted_turn and
  *   granted_at; the waiter reads them after a read barrier.  The owner
