@@ -109,13 +109,14 @@ pcc_gating_applies(void)
 }
 
 /*
- * Release every slot this backend holds: at transaction end, where the
- * transaction's slot may be kept for the next one of its turn, and at exit.
+ * Release every slot this backend holds: at transaction end, where with
+ * may_keep the transaction's slot may be kept for the next one of its
+ * turn, and at exit.
  */
 static void
-pcc_release_all(bool at_exit)
+pcc_release_all(bool may_keep)
 {
-	int			kept = at_exit ? PCC_NO_GATE : transaction_gate;
+	int			kept = may_keep ? transaction_gate : PCC_NO_GATE;
 	PccBackend *me;
 	uint32		held;
 
@@ -126,8 +127,6 @@ pcc_release_all(bool at_exit)
 	transaction_admitted = false;
 	if (pcc_shared == NULL || MyProc == NULL)
 		return;
-	if (at_exit)
-		(void) pcc_gate_resume(PCC_NO_GATE, NULL);	/* nor keep one */
 
 	me = pcc_my_backend();
 	held = pg_atomic_read_u32(&me->held);
@@ -152,7 +151,9 @@ static void
 pcc_backend_exit(int code, Datum arg)
 {
 	pcc_gate_abandon_wait();
-	pcc_release_all(true);
+	if (pcc_shared != NULL && MyProc != NULL)
+		(void) pcc_gate_resume(PCC_NO_GATE, NULL);	/* give back a kept slot */
+	pcc_release_all(false);
 	if (pcc_shared != NULL && MyProc != NULL)
 		pcc_my_backend()->pid = 0;
 }
@@ -536,9 +537,19 @@ pcc_xact_callback(XactEvent event, void *arg)
 	switch (event)
 	{
 		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PREPARE:
-			pcc_release_all(false);
+			pcc_release_all(true);
+			break;
+		case XACT_EVENT_ABORT:
+
+			/*
+			 * ROLLBACK ends a transaction of the turn as COMMIT does; xact.c
+			 * runs its abort with the block already marked aborting ('E').
+			 * An error aborts while the block is still in progress ('T'), or
+			 * outside one ('I'): its slot goes back at once, kept for no
+			 * turn, so that a failed block holds none until its ROLLBACK.
+			 */
+			pcc_release_all(TransactionBlockStatusCode() == 'E');
 			break;
 		default:
 			break;

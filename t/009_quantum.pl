@@ -160,6 +160,31 @@ for my $how ('exit', 'pg_terminate_backend')
 	log_order($node);
 }
 
+# --- ROLLBACK ends a transaction of the turn as COMMIT does; an error
+# that aborts a block gives its slot back at once, kept for no turn
+$node->safe_psql('pccmon', 'SELECT pg_concurrency_control_reset()');
+$s->query_safe('BEGIN');
+send_sql($w[0], txn('w'));
+ok(wait_gate($node, 'transaction', 'waiting', 1), 'a waiter queued behind a block');
+$s->query_safe('ROLLBACK');
+is(gate_value($node, 'transaction', 'lingering'), '1', 'after ROLLBACK the slot is kept');
+$s->query_safe('BEGIN');
+is(gate_value($node, 'transaction', 'waiting || \'/\' || resumed'), '1/1',
+	'the next block continues the turn');
+$s->query('SELECT 1/0');
+like($s->{stderr}, qr/division by zero/, 'an error aborts the block');
+$s->{stderr} = '';
+$secs = seconds_until_admitted();
+ok($secs < 5, "the failed block's slot goes to the waiter before its ROLLBACK ($secs s)");
+is(gate_value($node, 'transaction', 'lingering'), '0', 'and is not kept');
+finish($w[0]);
+$s->query_safe('ROLLBACK');
+$w[0]->query_safe('SELECT 1');	# end the waiter's own turn
+is(gate_value($node, 'transaction', 'running || \'/\' || lingering'), '0/0',
+	'every slot returned after an error');
+no_problems($node, 'an error in a turn');
+log_order($node);
+
 # --- when the last waiter leaves, the kept slot is freed before the turn ends
 turn_with_waiter($s, $w[0], 'w');
 is(gate_value($node, 'transaction', 'lingering'), '1', 'cancel: the slot is kept');
