@@ -383,8 +383,29 @@ pcc_executor_run_nested(QueryDesc *queryDesc, ScanDirection direction,
 }
 
 /*
+ * Has a run of qd, in a block, left a big query nothing more to do?  A
+ * forward run that returned fewer rows than asked for has reached the end
+ * of its plan, and a portal that cannot scroll runs it no more (backward
+ * fetches need SCROLL).  Yet the portal stays open, and ExecutorEnd with
+ * it, until it is closed, its block ends or, for the protocol's unnamed
+ * portal, the next Bind: a client idle in its block would keep the
+ * bigquery slot.  Only a plain SELECT: other work's AFTER triggers run at
+ * ExecutorFinish.
+ */
+static bool
+pcc_big_run_done(QueryDesc *qd, ScanDirection direction, uint64 count)
+{
+	return qd->operation == CMD_SELECT && !qd->plannedstmt->hasModifyingCTE &&
+		ActivePortal != NULL &&
+		(ActivePortal->cursorOptions & CURSOR_OPT_SCROLL) == 0 &&
+		!ScanDirectionIsBackward(direction) &&
+		(count == 0 || qd->estate->es_processed < count);
+}
+
+/*
  * ExecutorRun_hook: what runs inside is nested.  A top-level run (an
- * Execute or FETCH of an open portal, too) is a statement's work.
+ * Execute or FETCH of an open portal, too) is a statement's work.  A big
+ * query in a block gives its slot back once done (pcc_big_run_done).
  */
 void
 pcc_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
@@ -397,6 +418,9 @@ pcc_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
 	pcc_executor_run_nested(queryDesc, direction, count PCC_EXECUTE_ONCE_ARG);
 	if (top)
 		pcc_auto_statement_ends();
+	if (statement_slots != NIL &&
+		pcc_big_run_done(queryDesc, direction, count))
+		pcc_drop_statement_slots(queryDesc, 0);
 }
 
 /* ExecutorFinish_hook: AFTER triggers are nested too. */

@@ -125,6 +125,11 @@ is(running('bigquery'), '1', 'it holds the bigquery slot across Sync');
 $c->execute('p3', 2)->sync;
 $r = $c->read_until('Z');
 is($r->{rows}, 2, 'the portal resumes after Sync');
+$c->execute('p3', 0)->sync;
+$r = $c->read_until('Z');
+is($r->{rows}, 6, 'the portal runs to its end');
+is(running('bigquery') . '/' . running('transaction'), '0/1',
+	'a big portal run to its end gives the bigquery slot back before it is closed; the block keeps its own');
 $c->query('COMMIT');
 $r = $c->read_until('Z');
 is($r->{code}, '', 'COMMIT with the portal still open');
