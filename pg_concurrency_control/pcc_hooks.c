@@ -386,7 +386,8 @@ pcc_executor_run_nested(QueryDesc *queryDesc, ScanDirection direction,
  * Has a run of qd, in a block, left a big query nothing more to do?  A
  * forward run that returned fewer rows than asked for has reached the end
  * of its plan, and a portal that cannot scroll runs it no more (backward
- * fetches need SCROLL).  Yet the portal stays open, and ExecutorEnd with
+ * fetches need SCROLL).  Not a run that moves nowhere (FETCH 0): it
+ * returns no row wherever the portal stands.  Yet the portal stays open, and ExecutorEnd with
  * it, until it is closed, its block ends or, for the protocol's unnamed
  * portal, the next Bind: a client idle in its block would keep the
  * bigquery slot.  Only a plain SELECT: other work's AFTER triggers run at
@@ -398,7 +399,7 @@ pcc_big_run_done(QueryDesc *qd, ScanDirection direction, uint64 count)
 	return qd->operation == CMD_SELECT && !qd->plannedstmt->hasModifyingCTE &&
 		ActivePortal != NULL &&
 		(ActivePortal->cursorOptions & CURSOR_OPT_SCROLL) == 0 &&
-		!ScanDirectionIsBackward(direction) &&
+		ScanDirectionIsForward(direction) &&
 		(count == 0 || qd->estate->es_processed < count);
 }
 

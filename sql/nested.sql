@@ -50,6 +50,20 @@ FETCH 1 FROM c;
 SELECT gate, running FROM pg_concurrency_control WHERE gate = 'bigquery';
 CLOSE c;
 SELECT gate, running FROM pg_concurrency_control WHERE gate = 'bigquery';
+-- one that cannot scroll gives it back once a fetch finds no more rows, not
+-- at FETCH 0 (which runs nothing); a scrollable one keeps it until closed
+/*+bigsql*/ DECLARE n NO SCROLL CURSOR FOR SELECT g FROM generate_series(1, 3) g;
+FETCH 0 FROM n;
+SELECT gate, running FROM pg_concurrency_control WHERE gate = 'bigquery';
+FETCH ALL FROM n;
+SELECT gate, running FROM pg_concurrency_control WHERE gate = 'bigquery';
+CLOSE n;
+/*+bigsql*/ DECLARE s SCROLL CURSOR FOR SELECT g FROM generate_series(1, 3) g;
+FETCH ALL FROM s;
+SELECT gate, running FROM pg_concurrency_control WHERE gate = 'bigquery';
+FETCH FIRST FROM s;
+CLOSE s;
+SELECT gate, running FROM pg_concurrency_control WHERE gate = 'bigquery';
 -- an error in a savepoint releases the statement slot, not the block's
 SAVEPOINT s;
 SELECT /*+bigsql*/ 1/0;
