@@ -180,10 +180,15 @@ configure_group(int i, const char *label, int limit)
  * their limit.  While the module is not enabled, the groups keep their
  * places without a limit, as the gates do: enabled = off must admit
  * everyone queued, also behind a group member idle in its transaction.
+ * Returns true while a group found no place (every free one still drains
+ * a removed group): the watchdog applies the list again at its scans.
  */
-void
+bool
 pcc_groups_publish(const PccGroupList *list, bool enabled)
 {
+	/* the watchdog's (at creation the postmaster finds every place free) */
+	static int	lost_logged = 0;
+
 	bool		was_configured[PCC_MAX_GROUPS];
 	bool		placed[PCC_MAX_GROUPS] = {0};
 	bool		renamed[PCC_MAX_GROUPS] = {0};
@@ -192,7 +197,7 @@ pcc_groups_publish(const PccGroupList *list, bool enabled)
 	TimestampTz now;
 
 	if (pcc_shared == NULL)
-		return;
+		return false;
 	for (int g = 0; g < list->ngroups; g++)
 		group_label(labels[g], list->names[g]);
 
@@ -246,9 +251,16 @@ pcc_groups_publish(const PccGroupList *list, bool enabled)
 		if (was_configured[i] && !pcc_shared->group_configured[i])
 			pcc_gate_grant_waiters(pcc_gate(PCC_NUM_GATES + i));
 	}
-	if (lost > 0)
-		elog(LOG, "pg_concurrency_control: %d group(s) not applied: every place is still in use by a removed group",
-			 lost);
+	if (lost > 0 && lost != lost_logged)
+		ereport(LOG,
+				(errmsg("pg_concurrency_control: %d group(s) not applied yet: every place is still in use by a removed group",
+						lost),
+				 errdetail("They are applied once the removed groups' slots are given back.")));
+	else if (lost == 0 && lost_logged > 0)
+		ereport(LOG,
+				(errmsg("pg_concurrency_control: every group is applied")));
+	lost_logged = lost;
+	return lost > 0;
 }
 
 /* The group GUC changed: resolve it again at the next admission. */

@@ -121,16 +121,28 @@ check_groups(char **newval, void **extra, GucSource source)
 }
 
 /*
- * Copy every shared setting into shared memory, as this process sees the
- * configuration now.  The one writer of the settings (see pcc.h).
+ * Apply the groups setting as this process sees it; true while a group
+ * waits for a place (pcc_groups_publish).
  */
-void
-pcc_publish_settings(void)
+bool
+pcc_publish_groups(void)
 {
 	PccGroupList groups;
 
-	if (pcc_groups_parse(pcc_groups ? pcc_groups : "", &groups))
+	return pcc_groups_parse(pcc_groups ? pcc_groups : "", &groups) &&
 		pcc_groups_publish(&groups, pcc_enabled);
+}
+
+/*
+ * Copy every shared setting into shared memory, as this process sees the
+ * configuration now.  The one writer of the settings (see pcc.h).
+ * Returns pcc_publish_groups()'s verdict.
+ */
+bool
+pcc_publish_settings(void)
+{
+	bool		groups_pending = pcc_publish_groups();
+
 	pg_atomic_write_u32(&pcc_shared->auto_min, (uint32) pcc_auto_min);
 	pg_atomic_write_u32(&pcc_shared->auto_max, (uint32) pcc_auto_max);
 	for (int id = 0; id < PCC_NUM_GATES; id++)
@@ -146,6 +158,7 @@ pcc_publish_settings(void)
 						(uint32) rint(pcc_turn_grace_max * 1000.0));
 	pg_atomic_write_u32(&pcc_shared->priority_aging_ms, (uint32) pcc_priority_aging);
 	pg_atomic_write_u64(&pcc_shared->config_loaded, (uint64) PgReloadTime);
+	return groups_pending;
 }
 
 static void

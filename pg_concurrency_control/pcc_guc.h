@@ -23,6 +23,7 @@ extern PGDLLIMPORT char *pcc_workload_group;
 extern PGDLLIMPORT bool pcc_log_auto;
 
 extern void pcc_define_gucs(void);
-extern void pcc_publish_settings(void);
+extern bool pcc_publish_settings(void);
+extern bool pcc_publish_groups(void);
 
 #endif							/* PCC_GUC_H */

@@ -167,6 +167,7 @@ pcc_watchdog_main(Datum main_arg)
 {
 	uint32		wait_event;
 	PccTime		next_scan = 0;	/* when the next full pass is due */
+	bool		groups_pending; /* a group waits for a place to drain */
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -180,7 +181,7 @@ pcc_watchdog_main(Datum main_arg)
 	pg_atomic_write_u32(&pcc_shared->watchdog_procno, (uint32) PCC_MY_PROCNO());
 	on_shmem_exit(pcc_watchdog_exit, (Datum) 0);
 	/* a reload may have come while it was not running */
-	pcc_publish_settings();
+	groups_pending = pcc_publish_settings();
 	while (!ShutdownRequestPending)
 	{
 		long		sleep_ms;
@@ -190,11 +191,13 @@ pcc_watchdog_main(Datum main_arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
-			pcc_publish_settings();
+			groups_pending = pcc_publish_settings();
 			next_scan = 0;
 		}
 		if (pcc_now() >= next_scan)
 		{
+			if (groups_pending)
+				groups_pending = pcc_publish_groups();
 			pcc_watchdog_scan();
 			next_scan = pcc_time_plus_ms(pcc_now(), pcc_watchdog_scan_interval());
 		}

@@ -59,7 +59,7 @@ pcc_shmem_startup(void)
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	created = pcc_shmem_init();
 	if (created)
-		pcc_publish_settings();
+		(void) pcc_publish_settings();
 	LWLockRelease(AddinShmemInitLock);
 }
 

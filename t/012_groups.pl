@@ -1,7 +1,8 @@
 # Workload groups: a session in a group (pg_concurrency_control.workload_group)
 # takes its group's slot before its gate's, both released together; groups
 # are defined at reload (pg_concurrency_control.groups), and removing one
-# admits its waiters, as does enabled = off.
+# admits its waiters, as does enabled = off; a group that finds no place
+# is applied once a removed group's place drains.
 use strict;
 use warnings;
 use FindBin;
@@ -191,6 +192,25 @@ $m->query_safe('COMMIT');
 is(gate_value($node, 'group:batch', 'running'), '0', 'both slots given back once');
 no_problems($node, 'a failed admission in a savepoint');
 
-$_->quit for ($r1, $r2, $other, $gate_holder, $m, $a1, $a2);
+# --- a group that finds every place taken (16, one by a removed group
+# still held) is applied once that place drains, without a reload
+my @sixteen = ('batch=2', 'adhoc=1', map { "g$_=1" } 3 .. 16);
+pcc_reload($node, groups => join(', ', @sixteen));
+my $g16 = member('g16');
+$g16->query_safe('BEGIN');
+$g16->query_safe('SELECT 1');
+is(gate_value($node, 'group:g16', 'running'), '1', 'a member holds a slot of group g16');
+pcc_reload($node, groups => join(', ', @sixteen[0 .. 14], 'late=1'));
+my $late_shown = "SELECT count(*) = 1 FROM pg_concurrency_control WHERE gate = 'group:late'";
+is($node->safe_psql('pccmon', $late_shown), 'f',
+	'g16 removed while held: the new group finds no place');
+like(slurp_file($node->logfile), qr/1 group\(s\) not applied yet/, 'the log says so');
+$g16->query_safe('COMMIT');
+ok(wait_until($node, $late_shown, 5), 'once g16\'s slot is given back, the new group is applied');
+is(gate_value($node, 'group:late', 'max_concurrency'), '1', 'with its limit');
+like(slurp_file($node->logfile), qr/every group is applied/, 'the log says so too');
+no_problems($node, 'a group applied after a place drained');
+
+$_->quit for ($r1, $r2, $other, $gate_holder, $m, $a1, $a2, $g16);
 $node->stop;
 done_testing();
