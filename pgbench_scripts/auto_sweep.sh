@@ -132,7 +132,9 @@ SAMPLER=$!
 echo "run,workload,conns,phase,limit,start,end,round" >"$OUT/phases.csv"
 # run_phases RUN WORKLOAD CONNS SPEC...: one pccload run, one phase per SPEC
 # (a limit, "auto", "auto+hog", "auto+big", "auto+bigstatic" or "auto+wide",
-# or "/" between rounds), progress stamped with the epoch. LOAD_ARGS are
+# or "/" between rounds), progress stamped with the epoch, after a warm-up
+# as long as a phase (without it the first phase ran on cold backends: at
+# 4096 connections, 0.4-0.85 of the same limit's later phases). LOAD_ARGS are
 # passed to pccload.
 LOAD_ARGS=""
 run_phases() {
@@ -142,7 +144,7 @@ run_phases() {
 	# shellcheck disable=SC2086
 	"$ROOT/pgbench_scripts/pccload" -h "$DIR" -p "$PCC_PORT" -U postgres -c "$conns" -j 2 \
 		-T $((n * (PHASE + 30) + 60)) -P 1 -w "$workload" -M prepared -s "$SCALE" -L "$run" \
-		--term-ends-steady --no-wait-close $LOAD_ARGS \
+		--warmup "$PHASE" --term-ends-steady --no-wait-close $LOAD_ARGS \
 		>"$OUT/pccload-$run.txt" 2> >(while read -r l; do echo "$(date +%s.%N) $l"; done >"$log") &
 	BENCH=$!
 	until grep -q steady "$log" 2>/dev/null; do
