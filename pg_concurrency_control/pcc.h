@@ -56,8 +56,9 @@
  *   touches it again: it takes no lock a backend could hold.
  * - Afterwards only the watchdog worker writes the settings (limits,
  *   auto_on, the queue settings in PccShared, the group table), after its
- *   own reload of the configuration (pcc_publish_settings); backends read
- *   them.  PccGate.stuck, the controller's state, config_loaded and
+ *   own reload of the configuration (pcc_publish_settings), and the group
+ *   table again at its scans while a group waits for a place; backends
+ *   read them.  PccGate.stuck, the controller's state, config_loaded and
  *   watchdog_procno are the worker's too.
  *
  * Clocks: every interval (queue waits and timeouts, aging, turns, service

@@ -13,7 +13,8 @@
  *
  * Group i is gate PCC_NUM_GATES + i.  A group that leaves the list keeps
  * its name, with no limit, until nobody holds or waits for one of its
- * slots (it is forgotten at the first reload after that), so that slots
+ * slots (it is forgotten when the list is next applied: at a reload, or at
+ * the watchdog's next scan while a group waits for a place), so that slots
  * are given back where they were taken; only then may another group reuse
  * its place.  The list is applied by the one writer of the settings (see
  * pcc.h); groups_lock lets backends resolve names meanwhile.
@@ -181,10 +182,12 @@ configure_group(int i, const char *label, int limit)
  * places without a limit, as the gates do: enabled = off must admit
  * everyone queued, also behind a group member idle in its transaction.
  * Returns true while a group found no place (every free one still drains
- * a removed group): the watchdog applies the list again at its scans.
+ * a removed group): the watchdog applies the list again at its scans
+ * (retry), and the log tells once, at the reload or when that changes.
+ * Backends resolve their group again only when a place changed hands.
  */
 bool
-pcc_groups_publish(const PccGroupList *list, bool enabled)
+pcc_groups_publish(const PccGroupList *list, bool enabled, bool retry)
 {
 	/* the watchdog's (at creation the postmaster finds every place free) */
 	static int	lost_logged = 0;
@@ -194,6 +197,7 @@ pcc_groups_publish(const PccGroupList *list, bool enabled)
 	bool		renamed[PCC_MAX_GROUPS] = {0};
 	char		labels[PCC_MAX_GROUPS][PCC_GROUP_LABEL_LEN];
 	int			lost = 0;
+	bool		moved = false;	/* a place's name or configured flag */
 	TimestampTz now;
 
 	if (pcc_shared == NULL)
@@ -232,13 +236,21 @@ pcc_groups_publish(const PccGroupList *list, bool enabled)
 	}
 	for (int i = 0; i < PCC_MAX_GROUPS; i++)
 	{
+		moved |= renamed[i] || was_configured[i] != pcc_shared->group_configured[i];
 		if (pcc_shared->group_configured[i])
 			continue;
 		pg_atomic_write_u32(&pcc_gate(PCC_NUM_GATES + i)->limit, PCC_UNLIMITED);
-		if (!pcc_group_in_use(PCC_NUM_GATES + i))
+		if (pcc_shared->group_labels[i][0] != '\0' &&
+			!pcc_group_in_use(PCC_NUM_GATES + i))
+		{
 			pcc_shared->group_labels[i][0] = '\0';	/* drained: forget it */
+			moved = true;
+		}
 	}
-	pg_atomic_fetch_add_u32(&pcc_shared->groups_generation, 1);
+	/* 0 would match a session that has not resolved its group yet */
+	if (moved &&
+		pg_atomic_add_fetch_u32(&pcc_shared->groups_generation, 1) == 0)
+		pg_atomic_add_fetch_u32(&pcc_shared->groups_generation, 1);
 	SpinLockRelease(&pcc_shared->groups_lock);
 
 	now = GetCurrentTimestamp();
@@ -251,7 +263,7 @@ pcc_groups_publish(const PccGroupList *list, bool enabled)
 		if (was_configured[i] && !pcc_shared->group_configured[i])
 			pcc_gate_grant_waiters(pcc_gate(PCC_NUM_GATES + i));
 	}
-	if (lost > 0 && lost != lost_logged)
+	if (lost > 0 && (!retry || lost != lost_logged))
 		ereport(LOG,
 				(errmsg("pg_concurrency_control: %d group(s) not applied yet: every place is still in use by a removed group",
 						lost),

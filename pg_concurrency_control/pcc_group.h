@@ -19,7 +19,8 @@ typedef struct PccGroupList
 } PccGroupList;
 
 extern bool pcc_groups_parse(const char *value, PccGroupList *list);
-extern bool pcc_groups_publish(const PccGroupList *list, bool enabled);
+extern bool pcc_groups_publish(const PccGroupList *list, bool enabled,
+							   bool retry);
 extern bool pcc_group_name_valid(const char *name);
 extern int	pcc_session_group_gate(const char *group);
 extern void pcc_session_group_changed(void);

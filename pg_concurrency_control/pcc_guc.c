@@ -7,7 +7,7 @@
  * groups) are PGC_SIGHUP.  They reach shared memory through one writer:
  * pcc_publish_settings(), run by the postmaster when it creates the
  * segment and afterwards only by the watchdog worker, after its own reload
- * (see pcc.h).  No assign hook touches shared memory, so the postmaster,
+ * (and the groups at its scans while one waits for a place; see pcc.h).  No assign hook touches shared memory, so the postmaster,
  * which runs every assign hook on a reload, takes no lock a backend could
  * hold.  Per-session parameters that could let a user dodge a limit
  * (bypass, the timeouts and their actions, the cost threshold) are
@@ -121,16 +121,16 @@ check_groups(char **newval, void **extra, GucSource source)
 }
 
 /*
- * Apply the groups setting as this process sees it; true while a group
- * waits for a place (pcc_groups_publish).
+ * Apply the groups setting as this process sees it, again (retry) while a
+ * group waits for a place; true while one does (pcc_groups_publish).
  */
 bool
-pcc_publish_groups(void)
+pcc_publish_groups(bool retry)
 {
 	PccGroupList groups;
 
 	return pcc_groups_parse(pcc_groups ? pcc_groups : "", &groups) &&
-		pcc_groups_publish(&groups, pcc_enabled);
+		pcc_groups_publish(&groups, pcc_enabled, retry);
 }
 
 /*
@@ -141,7 +141,7 @@ pcc_publish_groups(void)
 bool
 pcc_publish_settings(void)
 {
-	bool		groups_pending = pcc_publish_groups();
+	bool		groups_pending = pcc_publish_groups(false);
 
 	pg_atomic_write_u32(&pcc_shared->auto_min, (uint32) pcc_auto_min);
 	pg_atomic_write_u32(&pcc_shared->auto_max, (uint32) pcc_auto_max);

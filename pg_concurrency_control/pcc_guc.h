@@ -24,6 +24,6 @@ extern PGDLLIMPORT bool pcc_log_auto;
 
 extern void pcc_define_gucs(void);
 extern bool pcc_publish_settings(void);
-extern bool pcc_publish_groups(void);
+extern bool pcc_publish_groups(bool retry);
 
 #endif							/* PCC_GUC_H */

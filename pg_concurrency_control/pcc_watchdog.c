@@ -16,8 +16,9 @@
  * the others.
  *
  * It is the one writer of the shared settings: at its start and after
- * each reload of the configuration it publishes them (pcc_guc.c) and
- * admits whoever a raised limit lets in.  Past its start (joining as a
+ * each reload of the configuration it publishes them (pcc_guc.c), and the
+ * groups again at each scan while one waits for a place, and admits
+ * whoever a raised limit lets in.  Past its start (joining as a
  * backend connected to no database, which on failure exits and is
  * retried), nothing it does can fail: SIGTERM only sets a flag that the
  * loop acts on between passes, so the worker never leaves a gate's
@@ -197,7 +198,7 @@ pcc_watchdog_main(Datum main_arg)
 		if (pcc_now() >= next_scan)
 		{
 			if (groups_pending)
-				groups_pending = pcc_publish_groups();
+				groups_pending = pcc_publish_groups(true);
 			pcc_watchdog_scan();
 			next_scan = pcc_time_plus_ms(pcc_now(), pcc_watchdog_scan_interval());
 		}
