@@ -11,8 +11,8 @@
  * value a client passes in cannot change the gate.
  *
  * A statement writes when it is INSERT, UPDATE, DELETE or MERGE, has a
- * data-modifying CTE, locks rows (FOR UPDATE/SHARE) or fills a new table
- * (CREATE TABLE AS, SELECT INTO, CREATE MATERIALIZED VIEW).
+ * data-modifying CTE, locks rows (FOR UPDATE/SHARE) or fills a table
+ * (CREATE TABLE AS, SELECT INTO, CREATE or REFRESH MATERIALIZED VIEW).
  *
  *-------------------------------------------------------------------------
  */
@@ -20,7 +20,8 @@
 
 #include "executor/execdesc.h"
 #include "nodes/plannodes.h"
-#include "parser/scanner.h"
+#include "tcop/pquery.h"
+#include "utils/portal.h"
 
 #include "pcc_compat.h"
 
@@ -36,11 +37,13 @@ skip_blanks(const char *p, const char *end, bool *hinted)
 			p++;
 		else if (p + 1 < end && p[0] == '-' && p[1] == '-')
 		{
-			while (p < end && *p != '\n')
+			/* as the core scanner, a line comment ends at CR or LF */
+			while (p < end && *p != '\n' && *p != '\r')
 				p++;
 		}
 		else if (p + 1 < end && p[0] == '/' && p[1] == '*')
 		{
+			const char *open = p;
 			const char *body = p + 2;
 			int			depth = 1;
 
@@ -54,7 +57,12 @@ skip_blanks(const char *p, const char *end, bool *hinted)
 				else
 					p++;
 			}
-			if (depth == 0 && pcc_comment_is_bigsql_hint(body, p - 2))
+			if (depth > 0)
+			{
+				p = open;		/* not closed before end: no blank */
+				break;
+			}
+			if (pcc_comment_is_bigsql_hint(body, p - 2))
 				*hinted = true;
 		}
 		else
@@ -90,36 +98,39 @@ pcc_comment_is_bigsql_hint(const char *body, const char *end)
 
 #ifdef PCC_LOCATION_SKIPS_COMMENTS
 /*
- * Where the text between the previous statement of a multi-statement
- * string and the one at location begins: right after the ';' that ends the
- * previous one, or at the start of the text.  PostgreSQL 18 starts a
- * statement's location at its first token, after the comments in front of
- * it, so those comments lie before location.  The core scanner finds the
- * ';', so that nothing in a literal or comment of the previous statement
- * can pass for a comment in front of this one.  It lexes the text before
- * the statement; earlier versions need none of this (their location is
- * right after the ';').
+ * Where the text in front of the statement at location begins: right
+ * after the ';' that ends the previous statement of a multi-statement
+ * string, or at the start of the text.  PostgreSQL 18 starts a statement's
+ * location at its first token, after the comments in front of it, and
+ * between that ';' and location lie only blanks and whole comments, which
+ * may hold a ';' too.  So it is the last ';' before location from which
+ * blanks and closed comments lead exactly to location: from a ';' inside
+ * such a comment, the walk stops at that comment's end; a ';' in the
+ * statement before (a literal, say) lies before it and is never tried.
+ * Walking back keeps a string of many statements linear, and needs none of
+ * the core scanner's settings, which its statements may have changed
+ * since it was parsed (standard_conforming_strings).  Earlier versions
+ * need none of this: their location is right after the ';'.
  */
 static int
 gap_start(const char *text, int location)
 {
-	core_yy_extra_type extra;
-	core_YYSTYPE yylval;
-	YYLTYPE		yylloc;
-	core_yyscan_t scanner;
-	int			start = 0;		/* the first statement's comments */
+	int			semi = location;
 
-	scanner = scanner_init(text, &extra, &ScanKeywords, ScanKeywordTokens);
 	for (;;)
 	{
-		int			token = core_yylex(&yylval, &yylloc, scanner);
+		bool		hinted;		/* the caller looks at the gap itself */
+		int			start;
 
-		if (token == 0 || yylloc >= location)
-			break;
-		start = token == ';' ? yylloc + 1 : location;
+		while (--semi >= 0 && text[semi] != ';')
+			;
+		start = semi + 1;
+		if (skip_blanks(text + start, text + location, &hinted) ==
+			text + location)
+			return start;
+		if (semi < 0)
+			return location;	/* (the text's start always leads there) */
 	}
-	scanner_finish(scanner);
-	return start;
 }
 #endif
 
@@ -153,17 +164,28 @@ pcc_text_has_bigsql_hint(const char *text, int location, int len)
 	return hinted;
 }
 
-/* Is this a big statement, by hint or by cost? */
+/*
+ * Is this a big statement, by hint or by cost?  REFRESH MATERIALIZED VIEW
+ * runs the view's stored query, whose location is not in the text of the
+ * REFRESH: the hint is the REFRESH statement's, its portal's.
+ */
 bool
 pcc_statement_is_big(QueryDesc *qd, double cost_threshold)
 {
 	PlannedStmt *ps = qd->plannedstmt;
+	const char *text = qd->sourceText;
 
 	if (cost_threshold >= 0 && ps->planTree != NULL &&
 		ps->planTree->total_cost >= cost_threshold)
 		return true;
-	return pcc_text_has_bigsql_hint(qd->sourceText, ps->stmt_location,
-									ps->stmt_len);
+	if (qd->dest != NULL && qd->dest->mydest == DestTransientRel)
+	{
+		if (ActivePortal == NULL ||
+			(ps = PortalGetPrimaryStmt(ActivePortal)) == NULL)
+			return false;
+		text = ActivePortal->sourceText;
+	}
+	return pcc_text_has_bigsql_hint(text, ps->stmt_location, ps->stmt_len);
 }
 
 /* Does this statement write (see the header comment)? */

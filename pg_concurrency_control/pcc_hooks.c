@@ -464,6 +464,7 @@ pcc_utility_runs_query(Node *stmt)
 	{
 		case T_ExplainStmt:
 		case T_CreateTableAsStmt:
+		case T_RefreshMatViewStmt:
 		case T_DeclareCursorStmt:
 		case T_ExecuteStmt:
 			return true;

@@ -90,6 +90,21 @@ SELECT pg_concurrency_control_reset();
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) UPDATE pcc_t SET v = 5 WHERE id = 2;
 \o
 SELECT * FROM pcc_admitted();
+-- REFRESH MATERIALIZED VIEW runs the view's query: a write, big when the
+-- REFRESH carries the hint.
+CREATE MATERIALIZED VIEW pcc_mv AS SELECT id, v FROM pcc_t;
+CREATE UNIQUE INDEX ON pcc_mv (id);
+SELECT pg_concurrency_control_reset();
+REFRESH MATERIALIZED VIEW pcc_mv;
+SELECT * FROM pcc_admitted();
+SELECT pg_concurrency_control_reset();
+/*+bigsql*/ REFRESH MATERIALIZED VIEW CONCURRENTLY pcc_mv;
+SELECT * FROM pcc_admitted();
+DROP MATERIALIZED VIEW pcc_mv;
+-- A line comment ends at a carriage return too, as in the core scanner.
+SELECT pg_concurrency_control_reset();
+SELECT E'--x\r/*+bigsql*/ SELECT 1' \gexec
+SELECT * FROM pcc_admitted();
 -- Rolled-back and failed statements give their slot back.
 SELECT pg_concurrency_control_reset();
 INSERT INTO pcc_t VALUES (1, 1);

@@ -105,6 +105,11 @@ SELECT pcc_mine();
 SELECT '/*+bigsql' AS a \; /*/ x */ SELECT pcc_mine() AS held;
 SELECT 'x /*+bigsql' AS a \; -- */
 SELECT pcc_mine() AS held;
+-- A statement of the string may change how the rest would lex: the
+-- comments in front of the next statement are found all the same.
+SET standard_conforming_strings = on;
+SET standard_conforming_strings = off \; SELECT 'C:\' AS path \; /*+bigsql*/ SELECT pcc_mine() AS held;
+RESET standard_conforming_strings;
 SELECT * FROM pg_concurrency_control_check();
 DROP TABLE pcc_child, pcc_parent, pcc_parted;
 DROP PROCEDURE pcc_insert;
