@@ -19,6 +19,7 @@
 #include "postgres.h"
 
 #include "executor/execdesc.h"
+#include "miscadmin.h"
 #include "nodes/plannodes.h"
 #include "tcop/pquery.h"
 #include "utils/portal.h"
@@ -38,8 +39,15 @@ skip_blanks(const char *p, const char *end, bool *hinted)
 		else if (p + 1 < end && p[0] == '-' && p[1] == '-')
 		{
 			/* as the core scanner, a line comment ends at CR or LF */
+			const char *open = p;
+
 			while (p < end && *p != '\n' && *p != '\r')
 				p++;
+			if (p == end)
+			{
+				p = open;		/* not ended before end: no blank */
+				break;
+			}
 		}
 		else if (p + 1 < end && p[0] == '/' && p[1] == '*')
 		{
@@ -98,19 +106,37 @@ pcc_comment_is_bigsql_hint(const char *body, const char *end)
 
 #ifdef PCC_LOCATION_SKIPS_COMMENTS
 /*
+ * Does a line comment hold the ';' at text[semi]: is there a "--" between
+ * the line's start and it?  One in a literal also counts: the ';' after
+ * it is then passed over, and at worst a hint in front of the next
+ * statement is missed, never one made up.
+ */
+static bool
+in_line_comment(const char *text, int semi)
+{
+	for (int i = semi - 1; i > 0 && text[i] != '\n' && text[i] != '\r'; i--)
+		if (text[i] == '-' && text[i - 1] == '-')
+			return true;
+	return false;
+}
+
+/*
  * Where the text in front of the statement at location begins: right
  * after the ';' that ends the previous statement of a multi-statement
  * string, or at the start of the text.  PostgreSQL 18 starts a statement's
  * location at its first token, after the comments in front of it, and
- * between that ';' and location lie only blanks and whole comments, which
- * may hold a ';' too.  So it is the last ';' before location from which
- * blanks and closed comments lead exactly to location: from a ';' inside
- * such a comment, the walk stops at that comment's end; a ';' in the
- * statement before (a literal, say) lies before it and is never tried.
- * Walking back keeps a string of many statements linear, and needs none of
- * the core scanner's settings, which its statements may have changed
- * since it was parsed (standard_conforming_strings).  Earlier versions
- * need none of this: their location is right after the ';'.
+ * between that ';' and location lie only blanks, closed block comments
+ * and line comments ended by a line break, which may hold a ';' too.  So
+ * it is the last ';' before location, not in a line comment, from which
+ * such blanks lead exactly to location: from a ';' inside a block comment
+ * the walk stops at that comment's end (or a line comment runs into it);
+ * a ';' in the statement before (a literal, say) lies before the one that
+ * ends it and is never tried.  Walking back keeps a string of many
+ * statements linear, and needs none of the core scanner's settings,
+ * which its statements may have changed since it was parsed
+ * (standard_conforming_strings).  Where location is not a statement's
+ * first token, no ';' leads there: none is found.  Earlier versions need
+ * none of this: their location is right after the ';'.
  */
 static int
 gap_start(const char *text, int location)
@@ -122,14 +148,17 @@ gap_start(const char *text, int location)
 		bool		hinted;		/* the caller looks at the gap itself */
 		int			start;
 
+		CHECK_FOR_INTERRUPTS();
 		while (--semi >= 0 && text[semi] != ';')
 			;
+		if (semi >= 0 && in_line_comment(text, semi))
+			continue;
 		start = semi + 1;
 		if (skip_blanks(text + start, text + location, &hinted) ==
 			text + location)
 			return start;
 		if (semi < 0)
-			return location;	/* (the text's start always leads there) */
+			return location;
 	}
 }
 #endif
@@ -165,9 +194,10 @@ pcc_text_has_bigsql_hint(const char *text, int location, int len)
 }
 
 /*
- * Is this a big statement, by hint or by cost?  REFRESH MATERIALIZED VIEW
- * runs the view's stored query, whose location is not in the text of the
- * REFRESH: the hint is the REFRESH statement's, its portal's.
+ * Is this a big statement, by hint or by cost?  CREATE MATERIALIZED VIEW
+ * fills the view as REFRESH does (on 17 and later), running its stored
+ * query, whose location is not in the statement's text: the hint is the
+ * statement's, its portal's.
  */
 bool
 pcc_statement_is_big(QueryDesc *qd, double cost_threshold)

@@ -34,7 +34,8 @@
  * FunctionCall message, libpq's PQfn): no portal runs it and it is no
  * statement.  Utility statements take no slot, except that
  * EXPLAIN ANALYZE, CREATE TABLE AS / SELECT INTO, COPY (query) TO,
- * DECLARE CURSOR and EXECUTE are gated by the query they run.
+ * DECLARE CURSOR and EXECUTE are gated by the query they run, and REFRESH
+ * MATERIALIZED VIEW takes the transaction's slot before it runs.
  *
  *-------------------------------------------------------------------------
  */
@@ -456,6 +457,23 @@ pcc_ExecutorEnd(QueryDesc *queryDesc)
 		standard_ExecutorEnd(queryDesc);
 }
 
+/*
+ * The gate of a REFRESH MATERIALIZED VIEW that takes the transaction's
+ * slot.  It takes it before it runs, as BEGIN does, not when its query
+ * reaches the executor: by then it holds its lock on the view (and a
+ * CONCURRENTLY one runs statements of its own through SPI).  A write, big
+ * by its hint (the cost is not known yet); in a block, the block's.
+ */
+static PccGateId
+pcc_refresh_gate(PlannedStmt *pstmt, const char *queryString)
+{
+	if (IsTransactionBlock())
+		return PCC_GATE_TRANSACTION;
+	return pcc_text_has_bigsql_hint(queryString, pstmt->stmt_location,
+									pstmt->stmt_len) ?
+		PCC_GATE_BIGQUERY : PCC_GATE_AUTOCOMMIT;
+}
+
 /* Utility statements whose executor run is gated as a top-level query. */
 static bool
 pcc_utility_runs_query(Node *stmt)
@@ -464,7 +482,6 @@ pcc_utility_runs_query(Node *stmt)
 	{
 		case T_ExplainStmt:
 		case T_CreateTableAsStmt:
-		case T_RefreshMatViewStmt:
 		case T_DeclareCursorStmt:
 		case T_ExecuteStmt:
 			return true;
@@ -542,6 +559,9 @@ pcc_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	if (top && pcc_starts_block(stmt) && !transaction_admitted &&
 		pcc_gating_applies())
 		pcc_admit_transaction(PCC_GATE_TRANSACTION);
+	if (top && IsA(stmt, RefreshMatViewStmt) && !transaction_admitted &&
+		pcc_gating_applies())
+		pcc_admit_transaction(pcc_refresh_gate(pstmt, queryString));
 
 	if (top && pcc_utility_runs_query(stmt))
 		pcc_call_utility(pstmt, queryString, PCC_UTILITY_READONLY_ARG

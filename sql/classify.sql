@@ -90,8 +90,8 @@ SELECT pg_concurrency_control_reset();
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) UPDATE pcc_t SET v = 5 WHERE id = 2;
 \o
 SELECT * FROM pcc_admitted();
--- REFRESH MATERIALIZED VIEW runs the view's query: a write, big when the
--- REFRESH carries the hint.
+-- REFRESH MATERIALIZED VIEW takes a slot before it runs, as a write, big
+-- when it carries the hint.
 CREATE MATERIALIZED VIEW pcc_mv AS SELECT id, v FROM pcc_t;
 CREATE UNIQUE INDEX ON pcc_mv (id);
 SELECT pg_concurrency_control_reset();
@@ -99,6 +99,12 @@ REFRESH MATERIALIZED VIEW pcc_mv;
 SELECT * FROM pcc_admitted();
 SELECT pg_concurrency_control_reset();
 /*+bigsql*/ REFRESH MATERIALIZED VIEW CONCURRENTLY pcc_mv;
+SELECT * FROM pcc_admitted();
+-- in a block, the block's slot alone
+SELECT pg_concurrency_control_reset();
+BEGIN;
+/*+bigsql*/ REFRESH MATERIALIZED VIEW pcc_mv;
+COMMIT;
 SELECT * FROM pcc_admitted();
 DROP MATERIALIZED VIEW pcc_mv;
 -- A line comment ends at a carriage return too, as in the core scanner.

@@ -110,6 +110,12 @@ SELECT pcc_mine() AS held;
 SET standard_conforming_strings = on;
 SET standard_conforming_strings = off \; SELECT 'C:\' AS path \; /*+bigsql*/ SELECT pcc_mine() AS held;
 RESET standard_conforming_strings;
+-- A ';' in a comment in front of a statement is no statement's end: a
+-- hint behind one in a line comment is none, one before it counts.
+SELECT E'SELECT 1 AS a;\n-- note; /*+bigsql*/\nSELECT pcc_mine() AS held' \gexec
+SELECT E'/*+bigsql*/\n-- SET x;\nSELECT pcc_mine() AS held' \gexec
+SELECT E'SELECT 1 AS a; /*+bigsql ; -- */ SELECT pcc_mine() AS held' \gexec
+SELECT E'SELECT 1 AS a; /* x; /*+bigsql*/ -- */ SELECT pcc_mine() AS held' \gexec
 SELECT * FROM pg_concurrency_control_check();
 DROP TABLE pcc_child, pcc_parent, pcc_parted;
 DROP PROCEDURE pcc_insert;

@@ -95,6 +95,25 @@ for my $gate (sort keys %cases)
 }
 no_problems($node, 'per-gate blocking');
 
+# --- REFRESH MATERIALIZED VIEW waits for its slot before it locks the view
+$node->safe_psql('postgres', 'CREATE MATERIALIZED VIEW mv AS SELECT x FROM t');
+$locker->query_safe('SELECT pg_advisory_lock(7)');
+send_sql($s[0], 'SELECT /*+bigsql*/ pg_advisory_lock(7), pg_advisory_unlock(7);');
+ok(wait_gate($node, 'bigquery', 'running', 1), 'refresh: a big query holds the slot');
+send_sql($s[1], '/*+bigsql*/ REFRESH MATERIALIZED VIEW mv;');
+ok(wait_gate($node, 'bigquery', 'waiting', 1), 'refresh: a hinted REFRESH waits for it');
+$locker->query_safe("SET lock_timeout = '2s'");
+$locker->query('SELECT count(*) FROM mv');
+is($locker->{stderr}, '', 'refresh: the view stays readable meanwhile (no lock is held)');
+$locker->{stderr} = '';
+$locker->query_safe('RESET lock_timeout');
+$locker->query_safe('SELECT pg_advisory_unlock(7)');
+my ($rout, $rerr) = finish($s[1]);
+finish($s[0]);
+is($rerr, '', 'refresh: it runs once the slot is free');
+is(gate_value($node, 'bigquery', 'running || \'/\' || waiting'), '0/0', 'refresh: counters exact');
+no_problems($node, 'a REFRESH that waited');
+
 # --- reload: raising admits waiters at once, lowering lets work finish
 pcc_reload($node,
 	transaction_concurrency => 1,
