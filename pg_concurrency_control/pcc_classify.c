@@ -11,8 +11,8 @@
  * value a client passes in cannot change the gate.
  *
  * A statement writes when it is INSERT, UPDATE, DELETE or MERGE, has a
- * data-modifying CTE, locks rows (FOR UPDATE/SHARE) or fills a table
- * (CREATE TABLE AS, SELECT INTO, CREATE or REFRESH MATERIALIZED VIEW).
+ * data-modifying CTE, locks rows (FOR UPDATE/SHARE) or fills a new table
+ * (CREATE TABLE AS, SELECT INTO, CREATE MATERIALIZED VIEW).
  *
  *-------------------------------------------------------------------------
  */
@@ -106,37 +106,25 @@ pcc_comment_is_bigsql_hint(const char *body, const char *end)
 
 #ifdef PCC_LOCATION_SKIPS_COMMENTS
 /*
- * Does a line comment hold the ';' at text[semi]: is there a "--" between
- * the line's start and it?  One in a literal also counts: the ';' after
- * it is then passed over, and at worst a hint in front of the next
- * statement is missed, never one made up.
- */
-static bool
-in_line_comment(const char *text, int semi)
-{
-	for (int i = semi - 1; i > 0 && text[i] != '\n' && text[i] != '\r'; i--)
-		if (text[i] == '-' && text[i - 1] == '-')
-			return true;
-	return false;
-}
-
-/*
  * Where the text in front of the statement at location begins: right
  * after the ';' that ends the previous statement of a multi-statement
  * string, or at the start of the text.  PostgreSQL 18 starts a statement's
  * location at its first token, after the comments in front of it, and
  * between that ';' and location lie only blanks, closed block comments
- * and line comments ended by a line break, which may hold a ';' too.  So
- * it is the last ';' before location, not in a line comment, from which
- * such blanks lead exactly to location: from a ';' inside a block comment
- * the walk stops at that comment's end (or a line comment runs into it);
- * a ';' in the statement before (a literal, say) lies before the one that
- * ends it and is never tried.  Walking back keeps a string of many
+ * and line comments ended by a line break.  So it is taken to be the last
+ * ';' before location from which such blanks lead exactly to location.
+ * The ';' that ends the statement before is one, so a ';' in that
+ * statement (a literal, say) is never tried, and nothing a client passes
+ * in a literal can pass for a hint.  A ';' inside a comment in front of
+ * the statement can be taken instead, where the rest of that comment
+ * passes for blanks (a line comment in a block comment running to a line
+ * break): then the comments it leaves out lose their hint, or one of
+ * them, nested, is taken for one.  Walking back keeps a string of many
  * statements linear, and needs none of the core scanner's settings,
  * which its statements may have changed since it was parsed
  * (standard_conforming_strings).  Where location is not a statement's
- * first token, no ';' leads there: none is found.  Earlier versions need
- * none of this: their location is right after the ';'.
+ * first token, no ';' leads there and the walk finds none.  Earlier
+ * versions need none of this: their location is right after the ';'.
  */
 static int
 gap_start(const char *text, int location)
@@ -151,8 +139,6 @@ gap_start(const char *text, int location)
 		CHECK_FOR_INTERRUPTS();
 		while (--semi >= 0 && text[semi] != ';')
 			;
-		if (semi >= 0 && in_line_comment(text, semi))
-			continue;
 		start = semi + 1;
 		if (skip_blanks(text + start, text + location, &hinted) ==
 			text + location)

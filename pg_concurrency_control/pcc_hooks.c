@@ -459,10 +459,11 @@ pcc_ExecutorEnd(QueryDesc *queryDesc)
 
 /*
  * The gate of a REFRESH MATERIALIZED VIEW that takes the transaction's
- * slot.  It takes it before it runs, as BEGIN does, not when its query
- * reaches the executor: by then it holds its lock on the view (and a
- * CONCURRENTLY one runs statements of its own through SPI).  A write, big
- * by its hint (the cost is not known yet); in a block, the block's.
+ * slot.  It takes it before the utility runs (with the statement's
+ * snapshot, as a gated query waits), not when its query reaches the
+ * executor: by then it holds its lock on the view, and a CONCURRENTLY one
+ * runs statements of its own through SPI.  A write, big by its hint (the
+ * cost is not known yet); in a block, the block's.
  */
 static PccGateId
 pcc_refresh_gate(PlannedStmt *pstmt, const char *queryString)

@@ -110,10 +110,10 @@ SELECT pcc_mine() AS held;
 SET standard_conforming_strings = on;
 SET standard_conforming_strings = off \; SELECT 'C:\' AS path \; /*+bigsql*/ SELECT pcc_mine() AS held;
 RESET standard_conforming_strings;
--- A ';' in a comment in front of a statement is no statement's end: a
--- hint behind one in a line comment is none, one before it counts.
-SELECT E'SELECT 1 AS a;\n-- note; /*+bigsql*/\nSELECT pcc_mine() AS held' \gexec
-SELECT E'/*+bigsql*/\n-- SET x;\nSELECT pcc_mine() AS held' \gexec
+-- A ';' in a literal of the statement before makes no hint, whatever
+-- follows it on its line; a ';' in a comment in front of a statement, with
+-- a line comment after it, is no statement's end.
+SELECT E'SELECT \';/*+bigsql*/ --\' AS a;\nSELECT pcc_mine() AS held' \gexec
 SELECT E'SELECT 1 AS a; /*+bigsql ; -- */ SELECT pcc_mine() AS held' \gexec
 SELECT E'SELECT 1 AS a; /* x; /*+bigsql*/ -- */ SELECT pcc_mine() AS held' \gexec
 SELECT * FROM pg_concurrency_control_check();
