@@ -1119,35 +1119,6 @@ bigquery_must_yield(PccTime now)
 }
 
 /*
- * A probe that has seen the work drain (at the step consumed now) measures
- * only the slots taken from now on (pcc_auto_report); otherwise every slot
- * counts.  A release that read 0 just before the write, and counted after
- * this step read the totals, joins this step's samples, which only found
- * the drain.  Gates that are not auto have no probe.
- */
-static void
-set_probe_from(PccGate *gate, bool consumed, PccTime now)
-{
-	const PccAutoState *st = &gate->auto_state;
-	bool		measuring = pg_atomic_read_u32(&gate->auto_on) != 0 &&
-		st->probe_since != 0 && st->drained;
-	PccTime		from = pg_atomic_read_u64(&gate->auto_probe_from);
-
-	if (!measuring)
-	{
-		if (from != 0)
-			pg_atomic_write_u64(&gate->auto_probe_from, 0);
-		return;
-	}
-	if (from != 0 || !consumed)
-		return;
-	pg_atomic_write_u64(&gate->auto_probe_from, now);
-	pg_memory_barrier();
-	gate->auto_seen_done = pg_atomic_read_u64(&gate->auto_done);
-	gate->auto_seen_us = pg_atomic_read_u64(&gate->auto_service_us);
-}
-
-/*
  * The watchdog's turn on gate id: start the controller when the gate went
  * auto, step it when an interval has passed and publish the new limit.
  * Returns true if the limit grew: the caller admits waiters.
@@ -1170,7 +1141,6 @@ pcc_auto_tick(PccGateId id, PccTime now)
 	if (pg_atomic_read_u32(&gate->auto_on) == 0)
 	{
 		gate->auto_seen_at = 0;
-		set_probe_from(gate, false, now);
 		return false;
 	}
 	if (gate->auto_seen_at != 0 &&
@@ -1197,7 +1167,14 @@ pcc_auto_tick(PccGateId id, PccTime now)
 		gate->auto_seen_at = now;
 	}
 
-	set_probe_from(gate, consumed, now);
+	/*
+	 * A probe that has seen the work drain measures only what is admitted
+	 * from now on (pcc_auto_report); before that, and after it, every slot.
+	 */
+	if (st->probe_since == 0 || !st->drained)
+		pg_atomic_write_u64(&gate->auto_probe_from, 0);
+	else if (pg_atomic_read_u64(&gate->auto_probe_from) == 0)
+		pg_atomic_write_u64(&gate->auto_probe_from, now);
 
 	/*
 	 * Bounds changed at a reload apply now: a step without samples (slow
