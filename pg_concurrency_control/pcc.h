@@ -265,9 +265,6 @@ typedef struct PccGate
 	pg_atomic_uint32 auto_on;	/* the limit is tuned by the controller */
 	pg_atomic_uint64 auto_done; /* slots given back on an auto gate */
 	pg_atomic_uint64 auto_service_us;	/* and how long they were held */
-	pg_atomic_uint64 auto_probe_from;	/* a probe counts only slots taken
-										 * from then on (0: every slot);
-										 * the watchdog's */
 	char		pad[PG_CACHE_LINE_SIZE];
 
 	/* cold: slow path only, under mutex */

@@ -17,9 +17,8 @@
  * The baseline is the lowest service time seen, and it is measured afresh
  * at low concurrency so that it can also rise after the workload changes:
  * whenever the limit sits at auto_min, and by a probe that holds the limit
- * at auto_min until the running work has drained to it, takes the service
- * time of the work admitted from then on, over an interval, as the new
- * baseline and restores the limit.  A
+ * at auto_min until the running work has drained to it, takes one
+ * interval's service time as the new baseline and restores the limit.  A
  * probe runs when the controller starts, every PCC_AUTO_PROBE_EVERY_MS
  * while the gate is saturated, when service time doubles or halves at a
  * steady limit for two intervals, and after a higher trial drained a
@@ -1042,23 +1041,16 @@ pcc_auto_transaction_ends(void)
 
 /*
  * A holder of a slot of gate id gives it back: report how long it served.
- * Costs nothing but one read on gates with a static limit.  While a probe
- * measures, a slot taken before the work drained to auto_min is left out:
- * it may have run, or waited (for a row lock, say), alongside the work the
- * probe let drain, which is no unloaded service time.
+ * Costs nothing but one read on gates with a static limit.
  */
 void
 pcc_auto_report(PccGateId id, PccTime since)
 {
 	PccGate    *gate = pcc_gate(id);
 	PccTime now;
-	PccTime		probe_from;
 	int64		served;
 
 	if (likely(pg_atomic_read_u32(&gate->auto_on) == 0))
-		return;
-	probe_from = pg_atomic_read_u64(&gate->auto_probe_from);
-	if (probe_from != 0 && since < probe_from)
 		return;
 	now = pcc_now();
 	served = (now - since) - (int64) (client_wait_us - client_wait_at[id]);
@@ -1166,15 +1158,6 @@ pcc_auto_tick(PccGateId id, PccTime now)
 		gate->auto_seen_us = service_us;
 		gate->auto_seen_at = now;
 	}
-
-	/*
-	 * A probe that has seen the work drain measures only what is admitted
-	 * from now on (pcc_auto_report); before that, and after it, every slot.
-	 */
-	if (st->probe_since == 0 || !st->drained)
-		pg_atomic_write_u64(&gate->auto_probe_from, 0);
-	else if (pg_atomic_read_u64(&gate->auto_probe_from) == 0)
-		pg_atomic_write_u64(&gate->auto_probe_from, now);
 
 	/*
 	 * Bounds changed at a reload apply now: a step without samples (slow

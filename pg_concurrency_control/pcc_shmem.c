@@ -72,7 +72,6 @@ pcc_shmem_init(void)
 			pg_atomic_init_u32(&gate->auto_on, 0);
 			pg_atomic_init_u64(&gate->auto_done, 0);
 			pg_atomic_init_u64(&gate->auto_service_us, 0);
-			pg_atomic_init_u64(&gate->auto_probe_from, 0);
 			pg_atomic_init_u64(&gate->recent_wait_us, 0);
 			SpinLockInit(&gate->mutex);
 			for (int p = 0; p < PCC_NUM_PRIORITIES; p++)

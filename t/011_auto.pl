@@ -176,32 +176,5 @@ $node->poll_query_until('postgres',
   or die 'pgbench sessions did not end';
 no_problems($node, 'the logged load');
 
-# --- a probe measures the work admitted once the running work has drained
-# to auto_min, not the holders still running from before (here two long
-# transactions, as a holder that waited for a row lock would be)
-pcc_reload($node, transaction_concurrency => '16', quantum => '0');
-my @long = map { session($node) } 1 .. 16;
-send_sql($long[$_], 'BEGIN; SELECT pg_sleep(' . ($_ < 2 ? '1.2' : '0.2') . '); COMMIT;')
-  for 0 .. 15;
-ok(wait_gate($node, 'transaction', 'running', 16), 'probe: sixteen transactions run');
-my ($fout, $ferr) = ('', '');
-my $fast = start_load('fast', "BEGIN;\nSELECT 1;\nCOMMIT;\n", 4, \$fout, \$ferr);
-my $probe_offset = -s $node->logfile;
-pcc_reload($node, transaction_concurrency => '-1', log_auto => 'on');
-my $probe_log = '';
-for (my $t0 = time(); time() - $t0 < 10; usleep(100_000))
-{
-	$probe_log = slurp_file($node->logfile, $probe_offset);
-	last if $probe_log =~ /transaction gate: (baseline|running work did not drain)/;
-}
-my ($probed) = $probe_log =~ /transaction gate: baseline ([\d.]+) ms/;
-ok(defined $probed && $probed < 2,
-	'probe: the baseline (' . ($probed // 'none') . ' ms) is the short transactions\' alone, not the long ones\' that ran before');
-$fast->finish;
-finish($_) for @long;
-$_->quit for @long;
-pcc_reload($node, log_auto => 'off', quantum => '100ms');
-no_problems($node, 'a probe behind long transactions');
-
 $node->stop;
 done_testing();
