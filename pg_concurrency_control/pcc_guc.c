@@ -7,11 +7,11 @@
  * groups) are PGC_SIGHUP.  They reach shared memory through one writer:
  * pcc_publish_settings(), run by the postmaster when it creates the
  * segment and afterwards only by the watchdog worker, after its own reload
- * (and the groups at its scans while one waits for a place; see pcc.h).  No assign hook touches shared memory, so the postmaster,
- * which runs every assign hook on a reload, takes no lock a backend could
- * hold.  Per-session parameters that could let a user dodge a limit
- * (bypass, the timeouts and their actions, the cost threshold) are
- * PGC_SUSET.
+ * (and the groups at its scans while one waits for a place; see pcc.h).
+ * No assign hook touches shared memory, so the postmaster, which runs
+ * every assign hook on a reload, takes no lock a backend could hold.
+ * Per-session parameters that could let a user dodge a limit (bypass, the
+ * timeouts and their actions, the cost threshold) are PGC_SUSET.
  *
  *-------------------------------------------------------------------------
  */

@@ -152,11 +152,12 @@ static void
 pcc_backend_exit(int code, Datum arg)
 {
 	pcc_gate_abandon_wait();
-	if (pcc_shared != NULL && MyProc != NULL)
-		(void) pcc_gate_resume(PCC_NO_GATE, NULL);	/* give back a kept slot */
 	pcc_release_all(false);
 	if (pcc_shared != NULL && MyProc != NULL)
+	{
+		(void) pcc_gate_resume(PCC_NO_GATE, NULL);	/* give back a kept slot */
 		pcc_my_backend()->pid = 0;
+	}
 }
 
 static void
@@ -290,6 +291,19 @@ pcc_drop_statement_slots(QueryDesc *qd, int nest_level)
 }
 
 /*
+ * The gate whose slot a transaction takes at its first gated statement: a
+ * block's, else by that statement, big, a write or a read.
+ */
+static PccGateId
+pcc_transaction_gate(bool big, bool writes)
+{
+	if (IsTransactionBlock())
+		return PCC_GATE_TRANSACTION;
+	return big ? PCC_GATE_BIGQUERY :
+		writes ? PCC_GATE_AUTOCOMMIT : PCC_GATE_QUERY;
+}
+
+/*
  * Decide and take what a top-level statement needs before it runs: its
  * transaction's slot if the transaction has none yet (a block's, or one
  * for this statement's kind), and in a block a big statement's own.
@@ -298,14 +312,11 @@ static void
 pcc_admit_statement(QueryDesc *qd)
 {
 	bool		big = pcc_statement_is_big(qd, pcc_bigquery_cost_threshold);
-	bool		in_block = IsTransactionBlock();
 
 	if (!transaction_admitted)
-		pcc_admit_transaction(in_block ? PCC_GATE_TRANSACTION :
-							  big ? PCC_GATE_BIGQUERY :
-							  pcc_statement_writes(qd) ? PCC_GATE_AUTOCOMMIT :
-							  PCC_GATE_QUERY);
-	if (in_block && big)
+		pcc_admit_transaction(pcc_transaction_gate(big,
+												   pcc_statement_writes(qd)));
+	if (big && IsTransactionBlock())
 		pcc_admit_big_statement(qd);
 }
 
@@ -388,11 +399,11 @@ pcc_executor_run_nested(QueryDesc *queryDesc, ScanDirection direction,
  * forward run that returned fewer rows than asked for has reached the end
  * of its plan, and a portal that cannot scroll runs it no more (backward
  * fetches need SCROLL).  Not a run that moves nowhere (FETCH 0): it
- * returns no row wherever the portal stands.  Yet the portal stays open, and ExecutorEnd with
- * it, until it is closed, its block ends or, for the protocol's unnamed
- * portal, the next Bind: a client idle in its block would keep the
- * bigquery slot.  Only a plain SELECT: other work's AFTER triggers run at
- * ExecutorFinish.
+ * returns no row wherever the portal stands.  Yet the portal stays open,
+ * and ExecutorEnd with it, until it is closed, its block ends or, for the
+ * protocol's unnamed portal, the next Bind: a client idle in its block
+ * would keep the bigquery slot.  Only a plain SELECT: other work's AFTER
+ * triggers run at ExecutorFinish.
  */
 static bool
 pcc_big_run_done(QueryDesc *qd, ScanDirection direction, uint64 count)
@@ -455,24 +466,6 @@ pcc_ExecutorEnd(QueryDesc *queryDesc)
 		pcc_prev_ExecutorEnd(queryDesc);
 	else
 		standard_ExecutorEnd(queryDesc);
-}
-
-/*
- * The gate of a REFRESH MATERIALIZED VIEW that takes the transaction's
- * slot.  It takes it before the utility runs (with the statement's
- * snapshot, as a gated query waits), not when its query reaches the
- * executor: by then it holds its lock on the view, and a CONCURRENTLY one
- * runs statements of its own through SPI.  A write, big by its hint (the
- * cost is not known yet); in a block, the block's.
- */
-static PccGateId
-pcc_refresh_gate(PlannedStmt *pstmt, const char *queryString)
-{
-	if (IsTransactionBlock())
-		return PCC_GATE_TRANSACTION;
-	return pcc_text_has_bigsql_hint(queryString, pstmt->stmt_location,
-									pstmt->stmt_len) ?
-		PCC_GATE_BIGQUERY : PCC_GATE_AUTOCOMMIT;
 }
 
 /* Utility statements whose executor run is gated as a top-level query. */
@@ -560,9 +553,23 @@ pcc_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	if (top && pcc_starts_block(stmt) && !transaction_admitted &&
 		pcc_gating_applies())
 		pcc_admit_transaction(PCC_GATE_TRANSACTION);
+
+	/*
+	 * REFRESH MATERIALIZED VIEW takes its transaction's slot before it runs
+	 * (with the statement's snapshot, as a gated query waits), not when its
+	 * query reaches the executor: by then it holds its lock on the view,
+	 * and a CONCURRENTLY one runs statements of its own through SPI.  A
+	 * write, big by its hint (the cost is not known yet).
+	 */
 	if (top && IsA(stmt, RefreshMatViewStmt) && !transaction_admitted &&
 		pcc_gating_applies())
-		pcc_admit_transaction(pcc_refresh_gate(pstmt, queryString));
+	{
+		bool		big = pcc_text_has_bigsql_hint(queryString,
+												   pstmt->stmt_location,
+												   pstmt->stmt_len);
+
+		pcc_admit_transaction(pcc_transaction_gate(big, true));
+	}
 
 	if (top && pcc_utility_runs_query(stmt))
 		pcc_call_utility(pstmt, queryString, PCC_UTILITY_READONLY_ARG
