@@ -208,7 +208,12 @@ typedef struct PccAutoState
 	PccTime probe_since;	/* probe under way since, or 0 */
 	PccTime probe_ended;	/* when the last probe ended */
 	double		probe_saved_limit;	/* limit to restore after the probe */
-	bool		probe_for_jump; /* the probe follows a jump of service time */
+	bool		probe_for_jump; /* the probe follows a jump of service
+								 * time: it judges whether the work
+								 * changed */
+	int			jump_gap_ms;	/* least time from a probe's end to a
+								 * probe for a jump */
+	bool		jump_seen;		/* a jump came since the last probe began */
 	double		probed_us[2];	/* baselines the last two probes measured,
 								 * the last first (0: none) */
 	uint64		steps;			/* intervals evaluated */

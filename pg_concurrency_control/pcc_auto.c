@@ -25,7 +25,8 @@
  * queue that was faster (below).  A probe after such a jump whose
  * baseline moved as much from both probes before it shows that the work
  * changed: the trials below start afresh (else the jump was holders
- * waiting for a CPU).
+ * waiting for a CPU or for locks, and the gap before the next probe for a
+ * jump doubles: see PROBE_GAP_MS).
  *
  * Service time does not see everything that more holders cost: a woken
  * backend's wait for a CPU, the CPU that runnable backends take from
@@ -125,8 +126,23 @@
  */
 #define SHIFT_FACTOR		2.0
 
-/* Least time between the end of a probe and a probe for a shift. */
+/*
+ * Least time between the end of a probe and a probe for a jump of service
+ * time, at first.  Work that waits for locks or CPUs jumps by twice and
+ * back every second or two, and each such probe holds the limit at
+ * auto_min to find the baseline where it was.  While probes after jumps
+ * find the work unchanged (measured, with two probes before to compare),
+ * the gap doubles, up to PROBE_GAP_MAX_MS; a probe given up leaves it.  A
+ * jump within the gap makes no probe, but the next probe, the periodic one
+ * at the latest, judges whether the work changed, as a probe for it does.
+ * The gap is back at PROBE_GAP_MS once a probe finds the work changed, or
+ * starts with no jump since the last one began: the work no longer
+ * swings.  A jump within PROBE_GAP_MS of a probe's end counts for nothing:
+ * it is the limit the probe restored, compared with the probe's own
+ * interval at auto_min.
+ */
 #define PROBE_GAP_MS		1000
+#define PROBE_GAP_MAX_MS	PCC_AUTO_PROBE_EVERY_MS
 
 /* A baseline's floor remembers the lowest of this window and the last. */
 #define FLOOR_WINDOW_MS		30000
@@ -253,7 +269,10 @@ clamp_limit(double limit, uint32 min, uint32 max)
 
 /*
  * A probe: hold the limit at auto_min until the work has drained to it.
- * why says what called it, for the log.
+ * why says what called it, for the log.  After a jump of service time
+ * since the last probe began, it judges whether the work changed; with
+ * none, the work no longer swings, and a jump may make a probe again at
+ * once (PROBE_GAP_MS).
  */
 static void
 start_probe(PccAutoState *st, uint32 min, PccTime now, const char *why)
@@ -262,6 +281,10 @@ start_probe(PccAutoState *st, uint32 min, PccTime now, const char *why)
 			 min, st->limit, why);
 	st->probe_saved_limit = st->limit;
 	st->probe_since = now;
+	if (!st->jump_seen)
+		st->jump_gap_ms = PROBE_GAP_MS;
+	st->probe_for_jump = st->jump_seen;
+	st->jump_seen = false;
 	st->limit = min;
 }
 
@@ -337,7 +360,8 @@ trial_at_once(PccAutoState *st, bool lower, PccTime now)
  * work, and either way is due at once, higher first.  A baseline that did
  * not move leaves the jump to holders that waited for a CPU, as happens
  * often at a thousand connections: the trials' gaps stay, or every such
- * jump would try twice the limit again.  Two probes, not one: the first
+ * jump would try twice the limit again.  The next probe for a jump then
+ * waits twice as long (PROBE_GAP_MS).  Two probes, not one: the first
  * after a start can measure woken backends' waits for a CPU.
  */
 static void
@@ -346,17 +370,27 @@ end_probe(PccAutoState *st, bool measured, uint32 min, uint32 max,
 {
 	double		low = Min(st->probed_us[0], st->probed_us[1]);
 	double		high = Max(st->probed_us[0], st->probed_us[1]);
+	bool		judged = measured && st->probe_for_jump && low > 0;
+	bool		changed = judged &&
+		(st->baseline_us > SHIFT_FACTOR * high ||
+		 st->baseline_us * SHIFT_FACTOR < low);
 
 	st->limit = clamp_limit(st->probe_saved_limit, min, max);
 	st->probe_since = 0;
 	st->probe_ended = now;
 	st->next_probe = pcc_time_plus_ms(now, PCC_AUTO_PROBE_EVERY_MS);
+	if (changed)
+		st->jump_gap_ms = PROBE_GAP_MS;
+	else if (judged)
+	{
+		st->jump_gap_ms = Min(2 * st->jump_gap_ms, PROBE_GAP_MAX_MS);
+		auto_log("jumps of service time, the same work: the next probe for one waits %d ms",
+				 st->jump_gap_ms);
+	}
 	if (!measured)
 		auto_log("running work did not drain to %u within %d ms, limit back to %.0f",
 				 min, PROBE_MAX_MS, st->limit);
-	else if (st->probe_for_jump && low > 0 &&
-			 (st->baseline_us > SHIFT_FACTOR * high ||
-			  st->baseline_us * SHIFT_FACTOR < low))
+	else if (changed)
 	{
 		auto_log("baseline %.3f ms (%.3f and %.3f ms at the probes before): the work changed, trials at once; limit back to %.0f",
 				 st->baseline_us / 1000.0, st->probed_us[1] / 1000.0,
@@ -870,9 +904,10 @@ clean_interval(const PccAutoState *st, PccTime now)
  * Has the work itself changed?  Service time jumping up at a limit that
  * did not grow, or falling by as much, and staying there for a second
  * interval, means the baseline is stale: probe now rather than at the next
- * periodic probe, but not more than once per PROBE_GAP_MS.  One interval
- * is not enough: at a thousand connections a few holders that waited long
- * for a CPU double its mean (TPC-B probed every 3 s).
+ * periodic probe, unless the last probe ended within jump_gap_ms
+ * (PROBE_GAP_MS).  One interval is not enough: at a thousand connections
+ * a few holders that waited long for a CPU double its mean (TPC-B probed
+ * every 3 s).
  */
 static bool
 workload_shifted(PccAutoState *st, double service_us, PccTime now)
@@ -884,8 +919,11 @@ workload_shifted(PccAutoState *st, double service_us, PccTime now)
 	bool		confirmed = jumped && st->shift_ref_us > 0;
 
 	st->shift_ref_us = jumped && !confirmed ? ref : 0;
-	return confirmed &&
+	/* within PROBE_GAP_MS of a probe's end: the limit it restored */
+	st->jump_seen |= confirmed &&
 		pcc_time_exceeds(st->probe_ended, now, PROBE_GAP_MS);
+	return confirmed &&
+		pcc_time_exceeds(st->probe_ended, now, st->jump_gap_ms);
 }
 
 /*
@@ -954,7 +992,6 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 	{
 		/* a fresh baseline, which says whether the work changed (end_probe) */
 		start_probe(st, min, now, "service time jumped");
-		st->probe_for_jump = true;
 		return true;
 	}
 	if (st->baseline_us <= 0 || service_us < st->baseline_us ||

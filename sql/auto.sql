@@ -241,6 +241,35 @@ SELECT count(*) FILTER (WHERE probing) AS probing_steps,
   FROM pg_concurrency_control_auto_simulate(steps(3, 20.0) || steps(297, 1.0),
          steps(60, 8) || steps(240, 3), 2, 8, 8)
  WHERE step BETWEEN 60 AND 90;
+-- Work whose service time changes by more than twice every 0.8 s
+-- (here the knee, 8 and 3, as when holders wait for CPUs or for the locks
+-- of longer work) jumps all the time, and every probe finds the baseline
+-- where it was.  The gap before a probe for a jump doubles while they do,
+-- up to the periodic probe's 10 s: over 55 s, 6 probes and 13 steps at
+-- auto_min (before, 30 probes and 61 steps, 6% less throughput).
+SELECT count(*) FILTER (WHERE probing AND NOT prev) AS probes,
+       count(*) FILTER (WHERE probing) AS probing_steps,
+       round(avg(throughput)) AS tps
+  FROM (SELECT step, probing, throughput,
+               coalesce(lag(probing) OVER (ORDER BY step), false) AS prev
+          FROM pg_concurrency_control_auto_simulate(steps(600, 1.0),
+                 (SELECT array_agg(CASE WHEN i / 8 % 2 = 0 THEN 8 ELSE 3 END)
+                    FROM generate_series(0, 599) AS i), 2, 8, 8)) AS s
+ WHERE step > 50;
+-- The work changing amid the swings (2.5 ms from step 401) is probed
+-- 3 s later (11 s on the code before).  Once the swings stop (step 301),
+-- a probe that starts with no jump since the one before sets the gap back
+-- to 1 s: the work changing at step 651 is probed 0.2 s later, as before
+-- (7 s if the gap stayed at 10 s).
+SELECT c, min(step) FILTER (WHERE probing AND NOT prev AND step > c) - c AS probe_after
+  FROM (VALUES (400, 600), (650, 300)) AS v(c, swings),
+       LATERAL (SELECT step, probing,
+                       coalesce(lag(probing) OVER (ORDER BY step), false) AS prev
+                  FROM pg_concurrency_control_auto_simulate(steps(c, 1.0) || steps(800 - c, 2.5),
+                         (SELECT array_agg(CASE WHEN i / 8 % 2 = 0 THEN 8 ELSE 3 END)
+                            FROM generate_series(0, swings - 1) AS i) || steps(800 - swings, 8),
+                         2, 8, 8)) AS s
+ GROUP BY c ORDER BY c;
 
 -- Holders that also wait for their clients (2 ms per transaction here,
 -- with 1 ms of work and room for 4 at once) load the server only part of
