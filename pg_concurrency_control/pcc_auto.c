@@ -1012,12 +1012,17 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 	/*
 	 * A limit that binds nobody needs no fresh baseline, and no pause
 	 * between trials for the band, which does not grow it: only the gap of
-	 * lost lower trials holds back the next.
+	 * lost lower trials holds back the next.  Nor does a trial start while
+	 * a jump of service time awaits its second interval: a trial's
+	 * intervals run at two limits and would hide it, and after the trial
+	 * the new service time is the reference, which left the jump to the
+	 * periodic probe (service time past SHRINK_ABOVE times the baseline
+	 * shrinks the limit at once, which made a higher trial due).
 	 */
 	if (s->saturated && now >= st->next_probe)
 		start_probe(st, min, now, "periodic");
 	else if ((now >= st->next_trial || !s->saturated) &&
-			 st->throughput >= TRIAL_MIN_RATE)
+			 st->throughput >= TRIAL_MIN_RATE && st->shift_ref_us == 0)
 		start_trial(st, s->saturated, min, max, now);
 	return true;
 }
