@@ -70,10 +70,10 @@
  * bigquery gate, when auto, yields: while the work of another auto gate
  * runs past that gate's band, or that gate's baseline has risen to
  * SHIFT_FACTOR times the lowest of the last FLOOR_WINDOW_MS or two
- * (something else loads the server), its limit shrinks by a step every
- * interval and never grows.  The price falls on big queries alone: after
- * a real change of the other work, they stay held down until the old
- * floor is forgotten.
+ * (something else loads the server), and for YIELD_HOLD_MS after, its
+ * limit shrinks by a step every interval and never grows.  The price
+ * falls on big queries alone: after a real change of the other work, they
+ * stay held down until the old floor is forgotten.
  *
  * The controller's state is written only by the watchdog (or, for the
  * simulation function, in local memory); the status function reads it
@@ -149,6 +149,9 @@
 
 /* Another gate's measurement older than this is stale unless it has waiters. */
 #define FRESH_MS			1000
+
+/* Big queries go on yielding this long after other work last suffered. */
+#define YIELD_HOLD_MS		1000
 
 /*
  * Throughput trials: intervals at each of the two limits; the pause after
@@ -1140,16 +1143,27 @@ work_suffers(PccGateId id, PccTime now)
 		st->baseline_us > SHIFT_FACTOR * floor_us;
 }
 
-/* Big queries yield while the work of another auto gate suffers. */
+/*
+ * Big queries yield while the work of another auto gate suffers, and for
+ * YIELD_HOLD_MS after it was last seen to: work held up by the big
+ * queries' locks runs past its band in one interval and not in the next,
+ * as it happens to need a locked row or not, and a yield that stopped at
+ * every such interval let the big queries take the slots back for half of
+ * the time.  st is the bigquery gate's controller.
+ */
 static bool
-bigquery_must_yield(PccTime now)
+bigquery_must_yield(PccAutoState *st, PccTime now)
 {
 	for (int id = 0; id < PCC_NUM_GATES; id++)
 		if (id != PCC_GATE_BIGQUERY &&
 			pg_atomic_read_u32(&pcc_gate(id)->auto_on) != 0 &&
 			work_suffers(id, now))
-			return true;
-	return false;
+		{
+			st->suffered_at = now;
+			break;
+		}
+	return st->suffered_at != 0 &&
+		!pcc_time_exceeds(st->suffered_at, now, YIELD_HOLD_MS);
 }
 
 /*
@@ -1190,7 +1204,7 @@ pcc_auto_tick(PccGateId id, PccTime now)
 		s.seconds = (now - gate->auto_seen_at) / 1000000.0;
 		s.running = pcc_state_running(state);
 		s.saturated = pcc_state_waiting(state) > 0 || s.running >= published;
-		s.yield = id == PCC_GATE_BIGQUERY && bigquery_must_yield(now);
+		s.yield = id == PCC_GATE_BIGQUERY && bigquery_must_yield(st, now);
 		consumed = pcc_auto_step(st, &s, min, max, now);
 	}
 	logging_gate = NULL;

@@ -58,11 +58,12 @@ sub finish_load
 }
 
 # Sample the bigquery gate every 100 ms for $secs seconds: its limits,
-# sorted, and whether it was ever seen yielding.
+# sorted, whether it was ever seen yielding, and the share of samples that
+# found it yielding.
 sub sample_bigquery
 {
 	my ($secs) = @_;
-	my (@limits, $yielded);
+	my (@limits, $yielded, $yielding);
 	my $t0 = time();
 	while (time() - $t0 < $secs)
 	{
@@ -70,9 +71,10 @@ sub sample_bigquery
 		  gate_value($node, 'bigquery', "max_concurrency || '|' || coalesce(yielding, false)");
 		push @limits, $l;
 		$yielded ||= $y eq 'true';
+		$yielding++ if $y eq 'true';
 		usleep(100_000);
 	}
-	return ([ sort { $a <=> $b } @limits ], $yielded);
+	return ([ sort { $a <=> $b } @limits ], $yielded, $yielding / @limits);
 }
 
 sub median { my ($v) = @_; return $v->[ int(@$v / 2) ]; }
@@ -95,8 +97,11 @@ my $oltp = start_load('oltp', 8, 16);
 sleep 4;
 $big = start_load('big', $rows, 12);
 sleep 5;
-($limits, $yielded) = sample_bigquery(5);
+my $share;
+($limits, $yielded, $share) = sample_bigquery(5);
 ok($yielded, 'with suffering transactions: the bigquery gate yields');
+ok($share >= 0.9,
+	sprintf('with suffering transactions: it yields throughout (%.2f of the samples)', $share));
 is(median($limits), 2,
 	"with suffering transactions: its limit falls to auto_min (@$limits[0]..@$limits[-1])");
 finish_load($oltp, 'short transactions');
