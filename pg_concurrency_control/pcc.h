@@ -222,8 +222,9 @@ typedef struct PccAutoState
 	double		floor_prev_us;	/* and of the window before */
 	PccTime floor_since;	/* start of this floor window */
 	bool		yielding;		/* shrinking for other gates' work */
-	PccTime suffered_at;	/* bigquery gate: when another gate's work
-								 * was last seen to suffer, or 0 */
+	PccTime suffered_at;	/* the bigquery gate's only: when another
+								 * gate's work last suffered (or probed,
+								 * while held), or 0 */
 	double		ceiling;		/* growth stops here, per the last trials */
 	double		trial_floor;	/* and shrinking here */
 	PccTime next_trial;		/* no trial before, whichever way is due */

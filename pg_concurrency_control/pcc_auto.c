@@ -70,10 +70,10 @@
  * bigquery gate, when auto, yields: while the work of another auto gate
  * runs past that gate's band, or that gate's baseline has risen to
  * SHIFT_FACTOR times the lowest of the last FLOOR_WINDOW_MS or two
- * (something else loads the server), and for YIELD_HOLD_MS after, its
- * limit shrinks by a step every interval and never grows.  The price
- * falls on big queries alone: after a real change of the other work, they
- * stay held down until the old floor is forgotten.
+ * (something else loads the server), its limit shrinks by a step every
+ * interval and never grows, nor for YIELD_HOLD_MS after.  The price falls
+ * on big queries alone: after a real change of the other work, they stay
+ * held down until the old floor is forgotten.
  *
  * The controller's state is written only by the watchdog (or, for the
  * simulation function, in local memory); the status function reads it
@@ -150,7 +150,7 @@
 /* Another gate's measurement older than this is stale unless it has waiters. */
 #define FRESH_MS			1000
 
-/* Big queries go on yielding this long after other work last suffered. */
+/* Big queries stay held down this long after other work last suffered. */
 #define YIELD_HOLD_MS		1000
 
 /*
@@ -947,8 +947,8 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 	if (st->probe_since != 0 &&
 		pcc_time_exceeds(st->probe_since, now, PROBE_MAX_MS))
 		end_probe(st, false, min, max, now);	/* never drained: give up */
-	st->yielding = s->yield;
-	if (s->yield)
+	st->yielding = s->yield || s->held;
+	if (st->yielding)
 	{
 		bool		cut = st->trial_on;
 
@@ -958,7 +958,8 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 			/* this interval, counted below, was the trial's last */
 			st->trial_ended_step++;
 		}
-		yield_step(st, min, max);
+		if (s->yield)
+			yield_step(st, min, max);
 		if (cut)
 			log_trial(st, "cut short to yield", st->limit);
 	}
@@ -1006,7 +1007,7 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 			start_probe(st, min, now, "the queue drained");
 		return true;
 	}
-	if (s->yield)
+	if (st->yielding)
 		return true;
 	ran_at = st->limit;
 	adjust_limit(st, s, min, max);
@@ -1144,26 +1145,50 @@ work_suffers(PccGateId id, PccTime now)
 }
 
 /*
- * Big queries yield while the work of another auto gate suffers, and for
- * YIELD_HOLD_MS after it was last seen to: work held up by the big
- * queries' locks runs past its band in one interval and not in the next,
- * as it happens to need a locked row or not, and a yield that stopped at
- * every such interval let the big queries take the slots back for half of
- * the time.  st is the bigquery gate's controller.
+ * Does the work of another auto gate suffer now, for big queries to yield?
+ * *probing says whether one of those gates probes (its work held at
+ * auto_min says nothing of its load).  A gate that has not stepped since
+ * it went auto holds the state of its last time.
  */
 static bool
-bigquery_must_yield(PccAutoState *st, PccTime now)
+other_work_suffers(PccTime now, bool *probing)
 {
+	bool		suffers = false;
+
+	*probing = false;
 	for (int id = 0; id < PCC_NUM_GATES; id++)
-		if (id != PCC_GATE_BIGQUERY &&
-			pg_atomic_read_u32(&pcc_gate(id)->auto_on) != 0 &&
-			work_suffers(id, now))
-		{
-			st->suffered_at = now;
-			break;
-		}
-	return st->suffered_at != 0 &&
+	{
+		PccGate    *gate = pcc_gate(id);
+
+		if (id == PCC_GATE_BIGQUERY ||
+			pg_atomic_read_u32(&gate->auto_on) == 0 || gate->auto_seen_at == 0)
+			continue;
+		suffers |= work_suffers(id, now);
+		*probing |= gate->auto_state.probe_since != 0;
+	}
+	return suffers;
+}
+
+/*
+ * The bigquery gate's yield (st its controller): shrink while other work
+ * suffers, and neither grow nor try for YIELD_HOLD_MS after it was last
+ * seen to.  Work held up by the big queries' locks runs past its band in
+ * one interval and not in the next, as it happens to need a locked row or
+ * not, and a yield that stopped at every such interval let the big
+ * queries take the slots back half of the time.  A probe of the other
+ * work, which may last longer, keeps the hold.
+ */
+static void
+bigquery_yield(PccAutoState *st, PccAutoSample *s, PccTime now)
+{
+	bool		holding = st->suffered_at != 0 &&
 		!pcc_time_exceeds(st->suffered_at, now, YIELD_HOLD_MS);
+	bool		probing;
+
+	s->yield = other_work_suffers(now, &probing);
+	if (s->yield || (holding && probing))
+		st->suffered_at = now;
+	s->held = holding && !s->yield;
 }
 
 /*
@@ -1204,7 +1229,9 @@ pcc_auto_tick(PccGateId id, PccTime now)
 		s.seconds = (now - gate->auto_seen_at) / 1000000.0;
 		s.running = pcc_state_running(state);
 		s.saturated = pcc_state_waiting(state) > 0 || s.running >= published;
-		s.yield = id == PCC_GATE_BIGQUERY && bigquery_must_yield(st, now);
+		s.yield = s.held = false;
+		if (id == PCC_GATE_BIGQUERY)
+			bigquery_yield(st, &s, now);
 		consumed = pcc_auto_step(st, &s, min, max, now);
 	}
 	logging_gate = NULL;

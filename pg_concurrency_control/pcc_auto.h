@@ -20,6 +20,8 @@ typedef struct PccAutoSample
 	uint32		running;		/* slots in use now */
 	bool		saturated;		/* waiters queued, or every slot in use */
 	bool		yield;			/* other gates' work suffers: shrink */
+	bool		held;			/* or did within YIELD_HOLD_MS: neither
+								 * grow nor try */
 } PccAutoSample;
 
 /* the controller itself (also driven by the test model in pcc_sql.c) */

@@ -530,6 +530,7 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 		s.running = holders;
 		s.saturated = queued;
 		s.yield = false;
+		s.held = false;
 		now = pcc_time_plus_ms(now, PCC_AUTO_INTERVAL_MS);
 		if (pcc_auto_step(&st, &s, (uint32) auto_min, (uint32) auto_max, now))
 			memset(&pending, 0, sizeof(pending));

@@ -63,7 +63,8 @@ sub finish_load
 sub sample_bigquery
 {
 	my ($secs) = @_;
-	my (@limits, $yielded, $yielding);
+	my (@limits, $yielded);
+	my $yielding = 0;
 	my $t0 = time();
 	while (time() - $t0 < $secs)
 	{
@@ -100,7 +101,7 @@ sleep 5;
 my $share;
 ($limits, $yielded, $share) = sample_bigquery(5);
 ok($yielded, 'with suffering transactions: the bigquery gate yields');
-ok($share >= 0.9,
+ok($share >= 0.95,
 	sprintf('with suffering transactions: it yields throughout (%.2f of the samples)', $share));
 is(median($limits), 2,
 	"with suffering transactions: its limit falls to auto_min (@$limits[0]..@$limits[-1])");
