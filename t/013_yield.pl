@@ -63,7 +63,7 @@ sub finish_load
 sub sample_bigquery
 {
 	my ($secs) = @_;
-	my (@limits, $yielded);
+	my @limits;
 	my $yielding = 0;
 	my $t0 = time();
 	while (time() - $t0 < $secs)
@@ -71,11 +71,10 @@ sub sample_bigquery
 		my ($l, $y) = split /\|/,
 		  gate_value($node, 'bigquery', "max_concurrency || '|' || coalesce(yielding, false)");
 		push @limits, $l;
-		$yielded ||= $y eq 'true';
 		$yielding++ if $y eq 'true';
 		usleep(100_000);
 	}
-	return ([ sort { $a <=> $b } @limits ], $yielded, $yielding / @limits);
+	return ([ sort { $a <=> $b } @limits ], $yielding > 0, $yielding / @limits);
 }
 
 sub median { my ($v) = @_; return $v->[ int(@$v / 2) ]; }
