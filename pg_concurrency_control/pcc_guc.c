@@ -41,7 +41,7 @@ int			pcc_bigsql_timeout_action = PCC_ACTION_ERROR;
 static int		pcc_max_waiters = 0;
 static int		pcc_queue_order = PCC_ORDER_FIFO;
 static int		pcc_warm_max_wait = 1;
-static int		pcc_quantum = 100;
+static int		pcc_quantum = 2;
 static int		pcc_max_turn_wait = 300;
 static double pcc_turn_grace = 0.2;
 static double pcc_turn_grace_max = 5;
@@ -242,7 +242,7 @@ pcc_define_gucs(void)
 	DefineCustomIntVariable("pg_concurrency_control.quantum",
 							"Longest turn: while others wait, a session keeps its slot for the next transaction until this long after it was admitted.",
 							"0 gives the slot back after every transaction.",
-							&pcc_quantum, 100, 0, 60 * 1000,
+							&pcc_quantum, 2, 0, 60 * 1000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_concurrency_control.max_turn_wait",
 							"Once the session next in line has waited this long, or a third of it more than its gate's recent mean wait if that is longer, or would have by the end of a session's grace, the turns at its gate end at their next COMMIT.",

@@ -7,7 +7,7 @@
 #
 #   pgbench_scripts/soak.sh                      2000 connections, 10 minutes
 #   pgbench_scripts/soak.sh --clients 500 --minutes 2
-#   pgbench_scripts/soak.sh --quantum 0        turns off (default 100, the module's;
+#   pgbench_scripts/soak.sh --quantum 0        turns off (default 100, longer than the module's 2;
 #                                                   reloads vary the turn settings around it)
 #   pgbench_scripts/soak.sh --mixed            workload groups, priorities, and
 #                                                   reloads that set auto limits (-1) and
