@@ -958,8 +958,11 @@ pcc_gate_linger(PccGateId id)
 	dlist_push_tail(&gate->lingering, &me->linger_node);
 	first = gate->nlingering++ == 0;
 	SpinLockRelease(&gate->mutex);
-	/* the watchdog may sleep far longer than the grace: wake it */
-	if (first && grace_us > 0)
+	/*
+	 * The watchdog may sleep far longer than the grace or the turn (a pass
+	 * over the gates every 250 ms): wake it to poll kept slots.
+	 */
+	if (first)
 		pcc_wake_watchdog();
 }
 

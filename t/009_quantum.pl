@@ -508,6 +508,40 @@ finish($_) for ($w[0], $w[1], $hold, $hi, $lo);
 is(log_order($node), 'w0,w1,hold,hi,lo', 'hi went ahead of lo, which queued before it');
 no_problems($node, 'turns across gates in two priorities');
 
+# --- without a grace (turn_grace 0), a kept slot nobody resumes goes
+# back when its turn ends even where nothing else moves: keeping the first
+# slot wakes the watchdog, which would otherwise sleep out its pass (up to
+# 250 ms) before it polls.  Eight fresh keepers (a known reply time may
+# keep none) each keep their slot idle through a 20 ms turn with w1 queued
+# behind; w1 follows each turn's end by the watchdog's 10 ms poll.
+pcc_reload($node, transaction_concurrency => '1', quantum => '20ms', turn_grace => '0',
+	max_turn_wait => '0');
+my (@turn, @late);
+for my $i (1 .. 8)
+{
+	my $keeper = session($node);
+	my @keep = ($w[0], $keeper);
+	$w[0] = $keeper;
+	queue_behind_s(txn('w0'), 0.05);
+	finish($_) for ($w[1], $w[0]);
+	my ($ran, $late) = split /\|/, $node->safe_psql('postgres',
+		"SELECT round(extract(epoch FROM w1.at - w0.at) * 1000), "
+		  . "round(extract(epoch FROM w1.at - w0.at) * 1000) - 20 "
+		  . "FROM log w0, log w1 WHERE w0.who = 'w0' AND w1.who = 'w1'");
+	push @turn, $ran;
+	push @late, $late;
+	log_order($node);
+	$w[0] = $keep[0];
+	$keep[1]->quit;
+}
+ok((grep { $_ >= 15 } @turn) == 8,
+	"each keeper kept its slot for its turn (ms from w0 to w1: @turn)");
+my $mean_late = 0;
+$mean_late += $_ / @late for @late;
+ok($mean_late < 60,
+	"an idle kept slot went back soon after its turn ended (mean $mean_late ms late)");
+no_problems($node, 'kept slot without a grace');
+
 $_->quit for ($s, $hold, @w, $lo, $hi);
 $node->stop;
 done_testing();
