@@ -959,8 +959,10 @@ pcc_gate_linger(PccGateId id)
 	first = gate->nlingering++ == 0;
 	SpinLockRelease(&gate->mutex);
 	/*
-	 * The watchdog may sleep far longer than the grace or the turn (a pass
-	 * over the gates every 250 ms): wake it to poll kept slots.
+	 * The watchdog sleeps out its pass (up to 250 ms) unless a gate keeps
+	 * slots: wake it at the first one so that it polls them (see
+	 * pcc_watchdog_kept_interval).  It resets its latch before it counts
+	 * them, so the later ones find it polling.
 	 */
 	if (first)
 		pcc_wake_watchdog();

@@ -511,31 +511,35 @@ no_problems($node, 'turns across gates in two priorities');
 # --- without a grace (turn_grace 0), a kept slot nobody resumes goes
 # back when its turn ends even where nothing else moves: keeping the first
 # slot wakes the watchdog, which would otherwise sleep out its pass (up to
-# 250 ms) before it polls.  Eight fresh keepers (a known reply time may
-# keep none) each keep their slot idle through a 20 ms turn with w1 queued
-# behind; w1 follows each turn's end by the watchdog's 10 ms poll.
+# 250 ms) before it polls.  Eight times a fresh keeper (a known reply time
+# may keep none) queues behind s, is admitted at s's COMMIT and keeps its
+# slot idle through a 20 ms turn with w1 queued behind; w1 follows the
+# turn's end by the watchdog's 10 ms poll.  s holds its block a random
+# while, so that the watchdog's pass falls anywhere in the turns.
 pcc_reload($node, transaction_concurrency => '1', quantum => '20ms', turn_grace => '0',
 	max_turn_wait => '0');
 my (@turn, @late);
 for my $i (1 .. 8)
 {
 	my $keeper = session($node);
-	my @keep = ($w[0], $keeper);
-	$w[0] = $keeper;
-	queue_behind_s(txn('w0'), 0.05);
-	finish($_) for ($w[1], $w[0]);
-	my ($ran, $late) = split /\|/, $node->safe_psql('postgres',
-		"SELECT round(extract(epoch FROM w1.at - w0.at) * 1000), "
-		  . "round(extract(epoch FROM w1.at - w0.at) * 1000) - 20 "
-		  . "FROM log w0, log w1 WHERE w0.who = 'w0' AND w1.who = 'w1'");
+	$s->query_safe('BEGIN');
+	send_sql($keeper, txn('w0'));
+	ok(wait_gate($node, 'transaction', 'waiting', 1), 'the keeper queues');
+	send_sql($w[1], txn('w1'));
+	ok(wait_gate($node, 'transaction', 'waiting', 2), 'w1 queues behind it');
+	usleep(50_000 + int(rand(250_000)));
+	$s->query_safe("INSERT INTO log (who) VALUES ('s'); COMMIT;");
+	finish($_) for ($w[1], $keeper);
+	my $ran = $node->safe_psql('postgres',
+		"SELECT round(extract(epoch FROM w1.at - s.at) * 1000) "
+		  . "FROM log s, log w1 WHERE s.who = 's' AND w1.who = 'w1'");
 	push @turn, $ran;
-	push @late, $late;
-	log_order($node);
-	$w[0] = $keep[0];
-	$keep[1]->quit;
+	push @late, $ran - 20;
+	is(log_order($node), 's,w0,w1', 'the keeper ran before w1');
+	$keeper->quit;
 }
-ok((grep { $_ >= 15 } @turn) == 8,
-	"each keeper kept its slot for its turn (ms from w0 to w1: @turn)");
+ok((grep { $_ >= 19 } @turn) == 8,
+	"each keeper kept its slot for its turn (ms from s's COMMIT to w1: @turn)");
 my $mean_late = 0;
 $mean_late += $_ / @late for @late;
 ok($mean_late < 60,
