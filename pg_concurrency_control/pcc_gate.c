@@ -74,6 +74,7 @@
 #define TURN_WAIT_OVER_MEAN	3
 
 static void pcc_gate_give_back(PccGate *gate);
+static PccTime pcc_usual_reply_us(void);
 
 /*
  * This session's client's usual reply time: a moving geometric mean (so
@@ -726,7 +727,12 @@ pcc_gate_forget_hold(PccBackend *me, PccGateId id)
  * needed, and record the hold: a fresh hold starts a turn, unless
  * turn_start is not 0: then the session's turn that began then goes on,
  * and it queues in the "in turn" class of its priority (see
- * pcc_gate_resume).
+ * pcc_gate_resume).  Granted the slot too late for the turn to go on
+ * past this transaction (with the test pcc_gate_linger makes at its end:
+ * over by the time the client usually replies), the hold starts a new
+ * turn; else the slot would serve one transaction and go to the next
+ * waiter, and the session's next transaction would queue again, behind
+ * those it was ranked ahead of.
  * Errors out on cancel, a full queue or a timeout with TCC_rollback;
  * returns PCC_OVERCOMMITTED, holding nothing, for a timeout with
  * TCC_break.
@@ -767,7 +773,9 @@ pcc_gate_acquire(PccGateId id, int timeout_ms, PccTimeoutAction action,
 	me->held_ticket[id] = me->queue_ticket;
 	me->held_turn[id] = me->granted_turn;
 	me->held_priority[id] = me->queue_priority;
-	me->turn_start[id] = turn_start != 0 ? turn_start : me->granted_at;
+	me->turn_start[id] = turn_start != 0 &&
+		me->granted_at + pcc_usual_reply_us() < pcc_turn_end(gate, turn_start) ?
+		turn_start : me->granted_at;
 	pcc_gate_record_hold(me, id, me->granted_at);
 	return PCC_ADMITTED;
 }
@@ -986,7 +994,9 @@ pcc_gate_linger(PccGateId id)
  * It is ranked as if it had queued when its turn began (see
  * pcc_gate_first_waiter), so under fifo a turn that began after a session
  * of the same priority queued never goes before it, and the turns that
- * began before end (a turn lasts at most quantum).
+ * began before end (a turn lasts at most quantum).  Granted too late to
+ * go on with its turn, it starts a new one (pcc_gate_acquire): it holds
+ * the slot at most a turn ahead of those it passed.
  *
  * The time since this session's previous transaction ended, if others
  * waited then, counts in its client's reply time (reply_ln), whether a

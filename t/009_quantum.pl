@@ -484,6 +484,38 @@ finish($_) for ($w[0], $hold, $w[1], $s);
 is(log_order($node), 'w0,hold,w1,s', 'w1 went first: it queued before s\'s turn began');
 no_problems($node, 'a turn across gates, queued before');
 
+# --- a turn that ends while its session waits at another gate does not go
+# on there: the slot it gets starts a new turn, which it keeps while others
+# wait.  A fresh session t (its client's reply not yet known) begins a 2 s
+# turn, then queues in it for the autocommit slot that hold keeps for
+# 4 s, ahead of w1.  Admitted after its turn ended, t keeps the slot, and
+# its next write runs before w1.  Before this rule the slot served t one
+# write in a turn already over and went to w1.  The sections below run
+# with 10 s turns again.
+pcc_reload($node, quantum => '2s');
+my $t = session($node);
+my $t_pid = backend_pid($t);
+send_sql($hold, "INSERT INTO log (who) SELECT 'hold' FROM pg_sleep(4); SELECT 1;");
+ok(wait_gate($node, 'autocommit', 'running', 1), 'hold takes the autocommit slot');
+turn_with_waiter($t, $w[0], 'w0');
+send_sql($t, "INSERT INTO log (who) VALUES ('t');");
+ok(wait_gate($node, 'autocommit', 'waiting', 1), 't queues for the autocommit slot');
+is( $node->safe_psql('pccmon',
+		"SELECT state || ' ' || priority FROM pg_concurrency_control_backends() WHERE pid = $t_pid"),
+	'waiting in turn', 't waits in its turn');
+send_sql($w[1], "INSERT INTO log (who) VALUES ('w1');");
+ok(wait_gate($node, 'autocommit', 'waiting', 2), 'w1 queues after t');
+ok(wait_until($node,
+		"SELECT state = 'lingering' FROM pg_concurrency_control_backends()"
+		  . " WHERE pid = $t_pid AND gate = 'autocommit'", 30),
+	't, admitted after its turn ended, keeps the autocommit slot in a new turn');
+send_sql($t, "INSERT INTO log (who) VALUES ('t2');");
+finish($_) for ($w[0], $hold, $t, $w[1]);
+is(log_order($node), 'w0,hold,t,t2,w1', 't\'s next write went before w1');
+no_problems($node, 'a turn that ends while waiting at another gate');
+$t->quit;
+pcc_reload($node, quantum => '10s');
+
 # --- each "in turn" waiter is ranked by its own session's priority: a
 # high-priority session whose turn goes on passes a low-priority one that
 # queued in its turn before it (two waiters at the transaction gate, so
