@@ -7,8 +7,9 @@
 #
 #   pgbench_scripts/soak.sh                      2000 connections, 10 minutes
 #   pgbench_scripts/soak.sh --clients 500 --minutes 2
-#   pgbench_scripts/soak.sh --quantum 0        turns off (default 100, longer than the module's 2;
-#                                                   reloads vary the turn settings around it)
+#   pgbench_scripts/soak.sh --quantum 0        turns off (default 2, the module's; reloads vary
+#                                                   the turn settings, the quantum half of the
+#                                                   time around it, half up to 200 ms)
 #   pgbench_scripts/soak.sh --mixed            workload groups, priorities, and
 #                                                   reloads that set auto limits (-1) and
 #                                                   add, resize and remove groups
@@ -16,7 +17,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/scripts/lib.sh"
 
-CLIENTS=2000 MINUTES=10 QUANTUM=100 MIXED=0
+CLIENTS=2000 MINUTES=10 QUANTUM=2 MIXED=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--clients) CLIENTS=$2; shift ;;
@@ -107,7 +108,9 @@ while running; do
 			$MON -c "ALTER SYSTEM SET pg_concurrency_control.groups = '${groups[RANDOM % 4]}'"
 		fi
 		if [ "$QUANTUM" -gt 0 ]; then
-			$MON -c "ALTER SYSTEM SET pg_concurrency_control.quantum = $((RANDOM % (2 * QUANTUM)))" \
+			# short turns like the default's, and long ones
+			quantum=$((RANDOM % 2 ? RANDOM % (2 * QUANTUM) : RANDOM % 200))
+			$MON -c "ALTER SYSTEM SET pg_concurrency_control.quantum = $quantum" \
 				-c "ALTER SYSTEM SET pg_concurrency_control.turn_grace = '$((RANDOM % 400))us'" \
 				-c "ALTER SYSTEM SET pg_concurrency_control.turn_grace_max = '$((RANDOM % 8000))us'" \
 				-c "ALTER SYSTEM SET pg_concurrency_control.max_turn_wait = $((RANDOM % 1000))"
