@@ -337,6 +337,18 @@ pcc_turn_end(PccGate *gate, PccTime turn_start)
 }
 
 /*
+ * Can the turn that began at turn_start at gate go on past a transaction
+ * that holds its slot at now: is it still on by the time this session's
+ * client usually replies (reply_us, see pcc_usual_reply_us)?
+ */
+static bool
+pcc_turn_outlasts_reply(PccGate *gate, PccTime turn_start, PccTime now,
+						PccTime reply_us)
+{
+	return now + reply_us < pcc_turn_end(gate, turn_start);
+}
+
+/*
  * Free the lingering slots whose turn is over, whose session has sent
  * nothing for its grace (a client that thinks between transactions would
  * keep the slot idle: the turn is only for back-to-back work), any that a
@@ -728,11 +740,10 @@ pcc_gate_forget_hold(PccBackend *me, PccGateId id)
  * turn_start is not 0: then the session's turn that began then goes on,
  * and it queues in the "in turn" class of its priority (see
  * pcc_gate_resume).  Granted the slot too late for the turn to go on
- * past this transaction (with the test pcc_gate_linger makes at its end:
- * over by the time the client usually replies), the hold starts a new
- * turn; else the slot would serve one transaction and go to the next
- * waiter, and the session's next transaction would queue again, behind
- * those it was ranked ahead of.
+ * past this transaction (pcc_turn_outlasts_reply, as pcc_gate_linger
+ * will ask at its end), the hold starts a new turn; else the slot would
+ * serve one transaction and go to the next waiter, and the session's next
+ * transaction would queue again, behind those it was ranked ahead of.
  * Errors out on cancel, a full queue or a timeout with TCC_rollback;
  * returns PCC_OVERCOMMITTED, holding nothing, for a timeout with
  * TCC_break.
@@ -774,7 +785,8 @@ pcc_gate_acquire(PccGateId id, int timeout_ms, PccTimeoutAction action,
 	me->held_turn[id] = me->granted_turn;
 	me->held_priority[id] = me->queue_priority;
 	me->turn_start[id] = turn_start != 0 &&
-		me->granted_at + pcc_usual_reply_us() < pcc_turn_end(gate, turn_start) ?
+		pcc_turn_outlasts_reply(gate, turn_start, me->granted_at,
+								pcc_usual_reply_us()) ?
 		turn_start : me->granted_at;
 	pcc_gate_record_hold(me, id, me->granted_at);
 	return PCC_ADMITTED;
@@ -943,7 +955,7 @@ pcc_gate_linger(PccGateId id)
 	ended_at = now;
 	reply_us = pcc_usual_reply_us();
 	/* a turn over by the next transaction does not go on (pcc_gate_resume) */
-	if (now + reply_us >= pcc_turn_end(gate, me->turn_start[id]))
+	if (!pcc_turn_outlasts_reply(gate, me->turn_start[id], now, reply_us))
 	{
 		pcc_gate_give_back(gate);
 		return;
