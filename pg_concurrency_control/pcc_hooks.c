@@ -64,6 +64,7 @@
 typedef struct PccStatementSlot
 {
 	QueryDesc  *query;			/* the executor that holds it */
+	char	   *portal_name;	/* the portal that runs it */
 	int			nest_level;		/* subtransaction it belongs to */
 } PccStatementSlot;
 
@@ -109,6 +110,14 @@ pcc_gating_applies(void)
 		MyBackendType == B_BACKEND && !IsParallelWorker();
 }
 
+/* Free a statement slot's record (not the slot: it is one per backend). */
+static void
+pcc_free_statement_slot(PccStatementSlot *slot)
+{
+	pfree(slot->portal_name);
+	pfree(slot);
+}
+
 /*
  * Release every slot this backend holds: at transaction end, where with
  * may_keep the transaction's slot may be kept for the next one of its
@@ -121,8 +130,11 @@ pcc_release_all(bool may_keep)
 	PccBackend *me;
 	uint32		held;
 
-	list_free_deep(statement_slots);
-	statement_slots = NIL;
+	while (statement_slots != NIL)
+	{
+		pcc_free_statement_slot(linitial(statement_slots));
+		statement_slots = list_delete_first(statement_slots);
+	}
 	transaction_gate = PCC_NO_GATE;
 	pcc_auto_transaction_ends();
 	transaction_admitted = false;
@@ -249,27 +261,49 @@ pcc_admit_big_statement(QueryDesc *qd)
 
 	if (transaction_gate == PCC_GATE_BIGQUERY)
 		return;
+
+	/* recorded first: no failed allocation can lose a slot once taken */
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	slot = palloc(sizeof(PccStatementSlot));
+	slot->query = qd;
+	slot->portal_name = pstrdup(ActivePortal->name);
+	slot->nest_level = GetCurrentTransactionNestLevel();
+	statement_slots = lappend(statement_slots, slot);
+	MemoryContextSwitchTo(old);
+
 	/*
-	 * One slot per backend, shared by its open big cursors.  A block that
-	 * holds a slot already waits ahead of newcomers: it holds locks and a
-	 * snapshot while it waits.
+	 * One slot per backend, shared by its open big statements.  A block
+	 * that holds a slot already waits ahead of newcomers: it holds locks
+	 * and a snapshot while it waits.  An error while waiting leaves the
+	 * record to its (sub)transaction's abort.
 	 */
-	/* held already if a failed allocation lost the list after taking it */
 	if (!(exit_hook_registered && pcc_gate_held(PCC_GATE_BIGQUERY)) &&
 		!pcc_take_slot(PCC_GATE_BIGQUERY,
 					   transaction_gate != PCC_NO_GATE ?
 					   PCC_PRIORITY_IN_BLOCK : pcc_priority, 0))
-		return;
-
-	old = MemoryContextSwitchTo(TopMemoryContext);
-	slot = palloc(sizeof(PccStatementSlot));
-	slot->query = qd;
-	slot->nest_level = GetCurrentTransactionNestLevel();
-	statement_slots = lappend(statement_slots, slot);
-	MemoryContextSwitchTo(old);
+	{
+		statement_slots = list_delete_last(statement_slots);
+		pcc_free_statement_slot(slot);
+	}
 }
 
-/* Drop statement slots matching qd, or all of nest_level and deeper. */
+/*
+ * Has the executor holding slot died with no ExecutorEnd to come?  A
+ * portal marked failed never ends its executor (PortalCleanup skips it):
+ * a cursor declared outside a savepoint whose FETCH failed inside it.
+ */
+static bool
+pcc_statement_slot_dead(PccStatementSlot *slot)
+{
+	Portal		portal = GetPortalByName(slot->portal_name);
+
+	return portal == NULL || portal->status == PORTAL_FAILED;
+}
+
+/*
+ * Drop statement slots matching qd, or (qd NULL, at a subtransaction's
+ * abort) all of nest_level and deeper and those whose executor died.
+ */
 static void
 pcc_drop_statement_slots(QueryDesc *qd, int nest_level)
 {
@@ -279,10 +313,11 @@ pcc_drop_statement_slots(QueryDesc *qd, int nest_level)
 	{
 		PccStatementSlot *slot = lfirst(lc);
 
-		if (qd ? slot->query == qd : slot->nest_level >= nest_level)
+		if (qd ? slot->query == qd :
+			slot->nest_level >= nest_level || pcc_statement_slot_dead(slot))
 		{
 			statement_slots = foreach_delete_current(statement_slots, lc);
-			pfree(slot);
+			pcc_free_statement_slot(slot);
 		}
 	}
 	if (statement_slots == NIL && pcc_gate_held(PCC_GATE_BIGQUERY) &&

@@ -79,6 +79,15 @@ SELECT gate, running FROM pg_concurrency_control
  WHERE gate IN ('bigquery', 'transaction') ORDER BY gate;
 FETCH ALL FROM h;
 CLOSE h;
+-- a cursor whose FETCH failed in a savepoint is dead: its slot goes back
+-- with the savepoint, not at the end of the block
+BEGIN;
+/*+bigsql*/ DECLARE f NO SCROLL CURSOR FOR SELECT 1 / (g - 2) FROM generate_series(1, 3) g;
+SAVEPOINT s;
+FETCH ALL FROM f;
+ROLLBACK TO SAVEPOINT s;
+SELECT gate, running FROM pg_concurrency_control WHERE gate = 'bigquery';
+COMMIT;
 -- parallel workers are never gated: one admission for the whole query
 CREATE TABLE pcc_par AS SELECT g AS x FROM generate_series(1, 20000) g;
 ANALYZE pcc_par;
