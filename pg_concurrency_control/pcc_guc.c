@@ -158,6 +158,13 @@ pcc_publish_settings(void)
 						(uint32) rint(pcc_turn_grace_max * 1000.0));
 	pg_atomic_write_u32(&pcc_shared->priority_aging_ms, (uint32) pcc_priority_aging);
 	pg_atomic_write_u64(&pcc_shared->config_loaded, (uint64) PgReloadTime);
+
+	/*
+	 * The watchdog's scan then reads each gate's queue, as an enqueuer
+	 * reads the limit after joining it: a full barrier on both sides, so
+	 * that one of them sees a raised limit meet a new waiter.
+	 */
+	pg_memory_barrier();
 	return groups_pending;
 }
 
