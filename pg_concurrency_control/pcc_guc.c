@@ -258,7 +258,7 @@ pcc_define_gucs(void)
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomRealVariable("pg_concurrency_control.turn_grace",
 							 "Shortest grace: a kept slot whose session sends nothing for this long is given back before its turn ends.",
-							 "0 keeps it for the whole turn (turn_grace_max then does nothing). Sessions whose clients reply quickly earn longer ones, see turn_grace_max. Microseconds are accepted, as '200us'. On a gate where nothing else moves, the slot goes back up to 5 ms after the grace.",
+							 "0 keeps it for the whole turn (turn_grace_max then does nothing). Sessions whose clients reply quickly earn longer ones, see turn_grace_max. Microseconds are accepted, as '200us'. On a gate where nothing else moves, the slot goes back up to 5 ms, or the grace if longer, after the grace.",
 							 &pcc_turn_grace, 0.2, 0, 1000,
 							 PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomRealVariable("pg_concurrency_control.turn_grace_max",
