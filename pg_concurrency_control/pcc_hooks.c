@@ -26,11 +26,12 @@
  * goes on with the turn at its own gate (pcc_gate_resume).
  * "Top level" is a statement the client sent: the active portal's, not
  * run by another statement (functions, triggers, SPI, DO and CALL bodies,
- * and whatever planning or ExecutorStart evaluates).  Work PostgreSQL does
- * while committing runs with no active portal (deferred triggers, other
- * modules' pre-commit callbacks) or starts no executor (a holdable cursor
- * run to its end in its own portal), and is never gated: a COMMIT never
- * waits for a slot.  Neither is a fast-path function call (the protocol's
+ * whatever planning or ExecutorStart evaluates, and what a utility runs
+ * before its query: EXECUTE's parameters, event triggers).  Work
+ * PostgreSQL does while committing runs with no active portal (deferred
+ * triggers, other modules' pre-commit callbacks) or starts no executor (a
+ * holdable cursor run to its end in its own portal), and is never gated:
+ * a COMMIT never waits for a slot.  Neither is a fast-path function call (the protocol's
  * FunctionCall message, libpq's PQfn): no portal runs it and it is no
  * statement.  Utility statements take no slot, except that
  * EXPLAIN ANALYZE, CREATE TABLE AS / SELECT INTO, COPY (query) TO,
@@ -43,6 +44,7 @@
 
 #include "access/parallel.h"
 #include "access/xact.h"
+#include "commands/prepare.h"
 #include "executor/executor.h"
 #include "fmgr.h"
 #include "miscadmin.h"
@@ -80,6 +82,24 @@ static int	transaction_gate = PCC_NO_GATE;
 /* Open executors holding the statement-scoped bigquery slot. */
 static List *statement_slots = NIL;
 
+/*
+ * The query a top-level utility runs (pcc_utility_runs_query) is gated
+ * as the client's statement.  The utility itself runs nested, so that
+ * what it runs before that query is not: EXECUTE's parameters, the event
+ * triggers of CREATE TABLE AS.  The query's executor is known by its text
+ * (see pcc_utility_query_starts).
+ */
+typedef struct PccUtilityQuery
+{
+	int			level;			/* nesting level its executor starts at */
+	Portal		portal;			/* the client's portal running the utility */
+	const char *text;			/* the utility's text */
+	const char *prepared;		/* the text EXECUTE runs, or NULL */
+	bool		creates_table;	/* a CREATE TABLE AS statement's kind */
+} PccUtilityQuery;
+
+static PccUtilityQuery *utility_query = NULL;
+
 static bool exit_hook_registered = false;
 
 /* The hooks ours chain to, saved by _PG_init. */
@@ -101,13 +121,19 @@ pcc_at_top_level(void)
 	return nesting_level == 0 && ActivePortal != NULL;
 }
 
+/* Does admission control apply to this backend's statements? */
+static bool
+pcc_gating_enabled(void)
+{
+	return pcc_shared != NULL && pcc_enabled && !pcc_bypass &&
+		MyBackendType == B_BACKEND && !IsParallelWorker();
+}
+
 /* Does admission control apply to what this backend is about to run? */
 static bool
 pcc_gating_applies(void)
 {
-	return pcc_shared != NULL && pcc_enabled && !pcc_bypass &&
-		pcc_at_top_level() &&
-		MyBackendType == B_BACKEND && !IsParallelWorker();
+	return pcc_at_top_level() && pcc_gating_enabled();
 }
 
 /* Free a statement slot's record (not the slot: it is one per backend). */
@@ -348,9 +374,12 @@ pcc_admit_statement(QueryDesc *qd)
 {
 	bool		big = pcc_statement_is_big(qd, pcc_bigquery_cost_threshold);
 
+	/* a table created from EXECUTE: its portal has no receiver yet */
+	bool		writes = pcc_statement_writes(qd) ||
+		(utility_query != NULL && utility_query->creates_table);
+
 	if (!transaction_admitted)
-		pcc_admit_transaction(pcc_transaction_gate(big,
-												   pcc_statement_writes(qd)));
+		pcc_admit_transaction(pcc_transaction_gate(big, writes));
 	if (big && IsTransactionBlock())
 		pcc_admit_big_statement(qd);
 }
@@ -381,15 +410,42 @@ pcc_planner(Query *parse, const char *query_string, int cursorOptions,
 }
 
 /*
+ * Is qd the query of the utility the client sent?  Its executor starts at
+ * the utility's level (what it evaluates before runs there too), either
+ * in the client's portal with the utility's text (EXPLAIN, CREATE TABLE
+ * AS, SELECT INTO, CREATE MATERIALIZED VIEW, COPY) or with the prepared
+ * statement's (EXPLAIN EXECUTE), or in a portal of its own that runs a
+ * copy of one of them (DECLARE, EXECUTE).  Statements of functions run
+ * with their own text.
+ */
+static bool
+pcc_utility_query_starts(QueryDesc *qd)
+{
+	const PccUtilityQuery *u = utility_query;
+
+	if (u == NULL || nesting_level != u->level || ActivePortal == NULL ||
+		qd->sourceText == NULL)
+		return false;
+	if (ActivePortal == u->portal)
+		return qd->sourceText == u->prepared ||
+			strcmp(qd->sourceText, u->text) == 0;
+	return qd->sourceText == ActivePortal->sourceText &&
+		strcmp(qd->sourceText, u->prepared ? u->prepared : u->text) == 0;
+}
+
+/*
  * ExecutorStart_hook: admission happens here, once the plan is known.
  * What ExecutorStart evaluates (initial partition pruning, say) is nested.
  */
 void
 pcc_ExecutorStart(QueryDesc *queryDesc, int eflags)
 {
-	if (pcc_at_top_level())
+	bool		top = pcc_at_top_level() ||
+		pcc_utility_query_starts(queryDesc);
+
+	if (top)
 		pcc_auto_statement_begins();
-	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) == 0 && pcc_gating_applies())
+	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) == 0 && top && pcc_gating_enabled())
 		pcc_admit_statement(queryDesc);
 
 	nesting_level++;
@@ -567,10 +623,68 @@ pcc_call_utility_nested(PlannedStmt *pstmt, const char *queryString,
 	PG_END_TRY();
 }
 
+/* The text an EXECUTE (alone, explained or creating a table) runs. */
+static const char *
+pcc_prepared_text(Node *stmt)
+{
+	while (stmt != NULL)
+	{
+		if (IsA(stmt, ExecuteStmt))
+		{
+			PreparedStatement *entry =
+				FetchPreparedStatement(((ExecuteStmt *) stmt)->name, false);
+
+			return entry ? entry->plansource->query_string : NULL;
+		}
+		if (IsA(stmt, ExplainStmt))
+			stmt = ((ExplainStmt *) stmt)->query;
+		else if (IsA(stmt, CreateTableAsStmt))
+			stmt = ((CreateTableAsStmt *) stmt)->query;
+		else if (IsA(stmt, Query) &&
+				 ((Query *) stmt)->commandType == CMD_UTILITY)
+			stmt = ((Query *) stmt)->utilityStmt;
+		else
+			return NULL;
+	}
+	return NULL;
+}
+
 /*
- * ProcessUtility_hook: BEGIN's admission and nesting.  A utility statement
- * that runs a query (pcc_utility_runs_query) leaves it at top level, to be
- * gated in ExecutorStart.
+ * Run a top-level utility whose query is the client's statement, nested
+ * like the others, with that query known when its executor starts.
+ */
+static void
+pcc_call_utility_query(PlannedStmt *pstmt, const char *queryString,
+					   PCC_UTILITY_READONLY_PARAM
+					   ProcessUtilityContext context, ParamListInfo params,
+					   QueryEnvironment *queryEnv, DestReceiver *dest,
+					   QueryCompletion *qc)
+{
+	PccUtilityQuery query;
+
+	Assert(utility_query == NULL);
+	query.level = nesting_level + 1;
+	query.portal = ActivePortal;
+	query.text = queryString;
+	query.prepared = pcc_prepared_text(pstmt->utilityStmt);
+	query.creates_table = IsA(pstmt->utilityStmt, CreateTableAsStmt);
+	utility_query = &query;
+	PG_TRY();
+	{
+		pcc_call_utility_nested(pstmt, queryString, PCC_UTILITY_READONLY_ARG
+								context, params, queryEnv, dest, qc);
+	}
+	PG_FINALLY();
+	{
+		utility_query = NULL;
+	}
+	PG_END_TRY();
+}
+
+/*
+ * ProcessUtility_hook: BEGIN's admission and nesting.  The query of a
+ * utility statement that runs one (pcc_utility_runs_query) is gated in
+ * ExecutorStart as the client's.
  */
 void
 pcc_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
@@ -607,8 +721,8 @@ pcc_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	}
 
 	if (top && pcc_utility_runs_query(stmt))
-		pcc_call_utility(pstmt, queryString, PCC_UTILITY_READONLY_ARG
-						 context, params, queryEnv, dest, qc);
+		pcc_call_utility_query(pstmt, queryString, PCC_UTILITY_READONLY_ARG
+							   context, params, queryEnv, dest, qc);
 	else
 		pcc_call_utility_nested(pstmt, queryString, PCC_UTILITY_READONLY_ARG
 								context, params, queryEnv, dest, qc);

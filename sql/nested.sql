@@ -33,6 +33,31 @@ SELECT * FROM pcc_admitted();
 SELECT pg_concurrency_control_reset();
 DO $$ BEGIN PERFORM pcc_bump(2); UPDATE pcc_n SET v = 0; END $$;
 SELECT * FROM pcc_admitted();
+-- what a utility runs before its query is not gated: EXECUTE's parameters
+-- (pcc_bump's UPDATE takes no autocommit slot; the read takes a query one)
+PREPARE pcc_rd(int) AS SELECT $1 AS r;
+SELECT pg_concurrency_control_reset();
+EXECUTE pcc_rd(pcc_bump(1));
+SELECT * FROM pcc_admitted();
+-- also when explained, which takes nothing
+SELECT pg_concurrency_control_reset();
+EXPLAIN (COSTS OFF) EXECUTE pcc_rd(pcc_bump(1));
+SELECT * FROM pcc_admitted();
+-- a table created from EXECUTE's query writes
+SELECT pg_concurrency_control_reset();
+CREATE TABLE pcc_ctas_exec AS EXECUTE pcc_rd(pcc_bump(1));
+SELECT * FROM pcc_admitted();
+-- CREATE TABLE AS's event triggers (their read takes no query slot)
+CREATE FUNCTION pcc_ddl_read() RETURNS event_trigger LANGUAGE plpgsql AS
+  $$ BEGIN PERFORM count(*) FROM pcc_n; END $$;
+CREATE EVENT TRIGGER pcc_ddl ON ddl_command_start
+  WHEN TAG IN ('CREATE TABLE AS') EXECUTE FUNCTION pcc_ddl_read();
+SELECT pg_concurrency_control_reset();
+CREATE TABLE pcc_ctas AS SELECT 1 AS x;
+SELECT * FROM pcc_admitted();
+DROP EVENT TRIGGER pcc_ddl;
+DROP TABLE pcc_ctas, pcc_ctas_exec;
+DEALLOCATE pcc_rd;
 -- bypass: nothing is gated for this session
 SET pg_concurrency_control.bypass = on;
 SELECT pg_concurrency_control_reset();
