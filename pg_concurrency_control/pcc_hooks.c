@@ -31,9 +31,9 @@
  * PostgreSQL does while committing runs with no active portal (deferred
  * triggers, other modules' pre-commit callbacks) or starts no executor (a
  * holdable cursor run to its end in its own portal), and is never gated:
- * a COMMIT never waits for a slot.  Neither is a fast-path function call (the protocol's
- * FunctionCall message, libpq's PQfn): no portal runs it and it is no
- * statement.  Utility statements take no slot, except that
+ * a COMMIT never waits for a slot.  Neither is a fast-path function call
+ * (the protocol's FunctionCall message, libpq's PQfn): no portal runs it
+ * and it is no statement.  Utility statements take no slot, except that
  * EXPLAIN ANALYZE, CREATE TABLE AS / SELECT INTO, COPY (query) TO,
  * DECLARE CURSOR and EXECUTE are gated by the query they run, and REFRESH
  * MATERIALIZED VIEW takes the transaction's slot before it runs.
@@ -86,15 +86,17 @@ static List *statement_slots = NIL;
  * The query a top-level utility runs (pcc_utility_runs_query) is gated
  * as the client's statement.  The utility itself runs nested, so that
  * what it runs before that query is not: EXECUTE's parameters, the event
- * triggers of CREATE TABLE AS.  The query's executor is known by its text
- * (see pcc_utility_query_starts).
+ * triggers of CREATE TABLE AS.  Like a DO block's, that work may take
+ * locks the query then holds while it queues; the watchdog's deadlock
+ * escape covers holders that need them.  The query's executor is known
+ * by its text (see pcc_utility_query_starts).
  */
 typedef struct PccUtilityQuery
 {
 	int			level;			/* nesting level its executor starts at */
 	Portal		portal;			/* the client's portal running the utility */
 	const char *text;			/* the utility's text */
-	const char *prepared;		/* the text EXECUTE runs, or NULL */
+	const char *prepared;		/* a copy of the text EXECUTE runs, or NULL */
 	bool		creates_table;	/* a CREATE TABLE AS statement's kind */
 } PccUtilityQuery;
 
@@ -427,8 +429,8 @@ pcc_utility_query_starts(QueryDesc *qd)
 		qd->sourceText == NULL)
 		return false;
 	if (ActivePortal == u->portal)
-		return qd->sourceText == u->prepared ||
-			strcmp(qd->sourceText, u->text) == 0;
+		return strcmp(qd->sourceText, u->text) == 0 ||
+			(u->prepared && strcmp(qd->sourceText, u->prepared) == 0);
 	return qd->sourceText == ActivePortal->sourceText &&
 		strcmp(qd->sourceText, u->prepared ? u->prepared : u->text) == 0;
 }
@@ -623,7 +625,10 @@ pcc_call_utility_nested(PlannedStmt *pstmt, const char *queryString,
 	PG_END_TRY();
 }
 
-/* The text an EXECUTE (alone, explained or creating a table) runs. */
+/*
+ * The text an EXECUTE (alone, explained or creating a table) runs, copied:
+ * an event trigger may deallocate the statement before it runs.
+ */
 static const char *
 pcc_prepared_text(Node *stmt)
 {
@@ -634,7 +639,7 @@ pcc_prepared_text(Node *stmt)
 			PreparedStatement *entry =
 				FetchPreparedStatement(((ExecuteStmt *) stmt)->name, false);
 
-			return entry ? entry->plansource->query_string : NULL;
+			return entry ? pstrdup(entry->plansource->query_string) : NULL;
 		}
 		if (IsA(stmt, ExplainStmt))
 			stmt = ((ExplainStmt *) stmt)->query;
