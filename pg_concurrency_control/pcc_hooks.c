@@ -604,27 +604,6 @@ pcc_call_utility(PlannedStmt *pstmt, const char *queryString,
 								context, params, queryEnv, dest, qc);
 }
 
-/* The same, with what it runs nested. */
-static void
-pcc_call_utility_nested(PlannedStmt *pstmt, const char *queryString,
-						PCC_UTILITY_READONLY_PARAM
-						ProcessUtilityContext context, ParamListInfo params,
-						QueryEnvironment *queryEnv, DestReceiver *dest,
-						QueryCompletion *qc)
-{
-	nesting_level++;
-	PG_TRY();
-	{
-		pcc_call_utility(pstmt, queryString, PCC_UTILITY_READONLY_ARG
-						 context, params, queryEnv, dest, qc);
-	}
-	PG_FINALLY();
-	{
-		nesting_level--;
-	}
-	PG_END_TRY();
-}
-
 /*
  * The text an EXECUTE (alone, explained or creating a table) runs, copied:
  * an event trigger may deallocate the statement before it runs.
@@ -655,33 +634,35 @@ pcc_prepared_text(Node *stmt)
 }
 
 /*
- * Run a top-level utility whose query is the client's statement, nested
- * like the others, with that query known when its executor starts.
+ * The previous or standard ProcessUtility, with what it runs nested.  A
+ * top-level utility whose query is the client's statement passes query,
+ * to have that query known when its executor starts.
  */
 static void
-pcc_call_utility_query(PlannedStmt *pstmt, const char *queryString,
-					   PCC_UTILITY_READONLY_PARAM
-					   ProcessUtilityContext context, ParamListInfo params,
-					   QueryEnvironment *queryEnv, DestReceiver *dest,
-					   QueryCompletion *qc)
+pcc_call_utility_nested(PccUtilityQuery *query,
+						PlannedStmt *pstmt, const char *queryString,
+						PCC_UTILITY_READONLY_PARAM
+						ProcessUtilityContext context, ParamListInfo params,
+						QueryEnvironment *queryEnv, DestReceiver *dest,
+						QueryCompletion *qc)
 {
-	PccUtilityQuery query;
-
-	Assert(utility_query == NULL);
-	query.level = nesting_level + 1;
-	query.portal = ActivePortal;
-	query.text = queryString;
-	query.prepared = pcc_prepared_text(pstmt->utilityStmt);
-	query.creates_table = IsA(pstmt->utilityStmt, CreateTableAsStmt);
-	utility_query = &query;
+	nesting_level++;
+	if (query != NULL)
+	{
+		Assert(utility_query == NULL);
+		query->level = nesting_level;
+		utility_query = query;
+	}
 	PG_TRY();
 	{
-		pcc_call_utility_nested(pstmt, queryString, PCC_UTILITY_READONLY_ARG
-								context, params, queryEnv, dest, qc);
+		pcc_call_utility(pstmt, queryString, PCC_UTILITY_READONLY_ARG
+						 context, params, queryEnv, dest, qc);
 	}
 	PG_FINALLY();
 	{
-		utility_query = NULL;
+		nesting_level--;
+		if (query != NULL)
+			utility_query = NULL;
 	}
 	PG_END_TRY();
 }
@@ -700,6 +681,8 @@ pcc_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 {
 	Node	   *stmt = pstmt->utilityStmt;
 	bool		top = context == PROCESS_UTILITY_TOPLEVEL && pcc_at_top_level();
+	PccUtilityQuery query;
+	PccUtilityQuery *runs_query = NULL;
 
 	if (top)
 		pcc_auto_statement_begins();
@@ -726,11 +709,16 @@ pcc_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	}
 
 	if (top && pcc_utility_runs_query(stmt))
-		pcc_call_utility_query(pstmt, queryString, PCC_UTILITY_READONLY_ARG
-							   context, params, queryEnv, dest, qc);
-	else
-		pcc_call_utility_nested(pstmt, queryString, PCC_UTILITY_READONLY_ARG
-								context, params, queryEnv, dest, qc);
+	{
+		query.portal = ActivePortal;
+		query.text = queryString;
+		query.prepared = pcc_prepared_text(stmt);
+		query.creates_table = IsA(stmt, CreateTableAsStmt);
+		runs_query = &query;
+	}
+	pcc_call_utility_nested(runs_query, pstmt, queryString,
+							PCC_UTILITY_READONLY_ARG
+							context, params, queryEnv, dest, qc);
 	if (top)
 		pcc_auto_statement_ends();
 }
