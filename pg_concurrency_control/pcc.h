@@ -60,6 +60,11 @@
  *   table again at its scans while a group waits for a place; backends
  *   read them.  PccGate.stuck, the controller's state, config_loaded and
  *   watchdog_procno are the worker's too.
+ * - The group table (group_labels, group_configured) changes only under
+ *   groups_lock, where backends also resolve their group.  The watchdog
+ *   takes a group gate's mutex under it, to reset the totals of a place
+ *   that changes hands; nothing takes groups_lock under a gate's mutex.
+ *   How a place changes hands safely: find_free_places in pcc_group.c.
  *
  * Clocks: every interval (queue waits and timeouts, aging, turns, service
  * times, the controller's steps) is measured on the monotonic clock,

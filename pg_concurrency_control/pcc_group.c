@@ -150,16 +150,45 @@ group_named(const char *label)
 	return -1;
 }
 
-/* A group place no configured group uses and nobody holds; -1 if none. */
-static int
-free_group(void)
+/* Make every backend resolve its group again at its next admission. */
+static void
+bump_generation(void)
 {
+	/* 0 would match a session that has not resolved its group yet */
+	if (pg_atomic_add_fetch_u32(&pcc_shared->groups_generation, 1) == 0)
+		pg_atomic_add_fetch_u32(&pcc_shared->groups_generation, 1);
+}
+
+/*
+ * Mark free[i] the places that may change hands in this pass: no
+ * configured group uses them, nobody holds, keeps or waits for one of
+ * their slots, and they carry a removed group's name or (need_place) a
+ * group needs one.  A backend that resolved its group before this pass
+ * may still take a slot of such a place after its last look at the
+ * generation, so the generation moves before the places are looked at,
+ * and each is looked at again after: a backend whose take comes later
+ * than that look sees the new generation and gives the slot back
+ * (pcc_session_group_confirmed; both sides pass a full barrier between).
+ * The first look spares backends a needless resolution when no place is
+ * free.  Caller holds groups_lock.
+ */
+static void
+find_free_places(bool *free, bool need_place)
+{
+	bool		any = false;
+
 	for (int i = 0; i < PCC_MAX_GROUPS; i++)
-		if (!pcc_shared->group_configured[i] &&
-			(pcc_shared->group_labels[i][0] == '\0' ||
-			 !pcc_group_in_use(PCC_NUM_GATES + i)))
-			return i;
-	return -1;
+	{
+		free[i] = !pcc_shared->group_configured[i] &&
+			(need_place || pcc_shared->group_labels[i][0] != '\0') &&
+			!pcc_group_in_use(PCC_NUM_GATES + i);
+		any |= free[i];
+	}
+	if (!any)
+		return;
+	bump_generation();			/* a full barrier */
+	for (int i = 0; i < PCC_MAX_GROUPS; i++)
+		free[i] = free[i] && !pcc_group_in_use(PCC_NUM_GATES + i);
 }
 
 /* Returns true if place i changes hands (its totals are then stale). */
@@ -194,11 +223,12 @@ pcc_groups_publish(const PccGroupList *list, bool enabled, bool retry)
 
 	bool		was_configured[PCC_MAX_GROUPS];
 	bool		placed[PCC_MAX_GROUPS] = {0};
-	bool		renamed[PCC_MAX_GROUPS] = {0};
+	bool		free[PCC_MAX_GROUPS];
 	char		labels[PCC_MAX_GROUPS][PCC_GROUP_LABEL_LEN];
+	int			unplaced = 0;
 	int			lost = 0;
 	bool		moved = false;	/* a place's name or configured flag */
-	TimestampTz now;
+	TimestampTz now = GetCurrentTimestamp();
 
 	if (pcc_shared == NULL)
 		return false;
@@ -220,49 +250,49 @@ pcc_groups_publish(const PccGroupList *list, bool enabled, bool retry)
 			configure_group(i, labels[g], enabled ? list->limits[g] : 0);
 			placed[g] = true;
 		}
+		else
+			unplaced++;
 	}
-	for (int g = 0; g < list->ngroups; g++)
+	find_free_places(free, unplaced > 0);
+	for (int g = 0, i = 0; g < list->ngroups; g++)
 	{
-		int			i;
-
 		if (placed[g])
 			continue;
-		i = free_group();
-		if (i < 0)
+		while (i < PCC_MAX_GROUPS && !free[i])
+			i++;
+		if (i == PCC_MAX_GROUPS)
+		{
 			lost++;				/* every place is busy draining */
-		else
-			renamed[i] = configure_group(i, labels[g],
-										 enabled ? list->limits[g] : 0);
+			continue;
+		}
+		/* a new group starts with its own totals */
+		if (configure_group(i, labels[g], enabled ? list->limits[g] : 0))
+		{
+			pcc_gate_reset_stats(pcc_gate(PCC_NUM_GATES + i), now);
+			moved = true;
+		}
+		free[i] = false;
 	}
 	for (int i = 0; i < PCC_MAX_GROUPS; i++)
 	{
-		moved |= renamed[i] || was_configured[i] != pcc_shared->group_configured[i];
+		moved |= was_configured[i] != pcc_shared->group_configured[i];
 		if (pcc_shared->group_configured[i])
 			continue;
 		pg_atomic_write_u32(&pcc_gate(PCC_NUM_GATES + i)->limit, PCC_UNLIMITED);
-		if (pcc_shared->group_labels[i][0] != '\0' &&
-			!pcc_group_in_use(PCC_NUM_GATES + i))
+		if (pcc_shared->group_labels[i][0] != '\0' && free[i])
 		{
 			pcc_shared->group_labels[i][0] = '\0';	/* drained: forget it */
 			moved = true;
 		}
 	}
-	/* 0 would match a session that has not resolved its group yet */
-	if (moved &&
-		pg_atomic_add_fetch_u32(&pcc_shared->groups_generation, 1) == 0)
-		pg_atomic_add_fetch_u32(&pcc_shared->groups_generation, 1);
+	if (moved)
+		bump_generation();
 	SpinLockRelease(&pcc_shared->groups_lock);
 
-	now = GetCurrentTimestamp();
+	/* waiters of a group that is gone run at once */
 	for (int i = 0; i < PCC_MAX_GROUPS; i++)
-	{
-		/* a new group starts with its own totals */
-		if (renamed[i])
-			pcc_gate_reset_stats(pcc_gate(PCC_NUM_GATES + i), now);
-		/* waiters of a group that is gone run at once */
 		if (was_configured[i] && !pcc_shared->group_configured[i])
 			pcc_gate_grant_waiters(pcc_gate(PCC_NUM_GATES + i));
-	}
 	if (lost > 0 && (!retry || lost != lost_logged))
 		ereport(LOG,
 				(errmsg("pg_concurrency_control: %d group(s) not applied yet: every place is still in use by a removed group",
@@ -280,6 +310,18 @@ void
 pcc_session_group_changed(void)
 {
 	session_generation = 0;
+}
+
+/*
+ * Is gate still this session's group, now that it holds a slot of gate?
+ * The barrier orders that take before the look at the generation (see
+ * find_free_places); if the generation moved, the group is resolved again.
+ */
+bool
+pcc_session_group_confirmed(int gate, const char *group)
+{
+	pg_memory_barrier();
+	return pcc_session_group_gate(group) == gate;
 }
 
 /*

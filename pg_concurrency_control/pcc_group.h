@@ -23,6 +23,7 @@ extern bool pcc_groups_publish(const PccGroupList *list, bool enabled,
 							   bool retry);
 extern bool pcc_group_name_valid(const char *name);
 extern int	pcc_session_group_gate(const char *group);
+extern bool pcc_session_group_confirmed(int gate, const char *group);
 extern void pcc_session_group_changed(void);
 
 #endif							/* PCC_GROUP_H */

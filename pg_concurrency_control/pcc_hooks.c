@@ -244,20 +244,37 @@ pcc_resume_turn(PccGateId id, PccTime *turn_start)
 }
 
 /*
- * A group member's transaction takes its group's slot first.  A slot kept
- * from before the session joined is never held meanwhile.  The group's
- * slot may be held already: this transaction's admission failed waiting
- * for the gate (cancel, timeout) and the transaction lives on in a
- * savepoint; it is given back with the transaction's.
+ * A group member's transaction takes its group's slot first, and returns
+ * its group's gate (PCC_NO_GATE outside a group).  A slot kept from before
+ * the session joined is never held meanwhile.  The group's slot may be
+ * held already: this transaction's admission failed waiting for the gate
+ * (cancel, timeout) and the transaction lives on in a savepoint; it is
+ * given back with the transaction's.  If the session has changed group
+ * since, that slot goes back now: a slot of one group held while waiting
+ * for another's could deadlock two such sessions.  A place whose group
+ * was resolved before a reload may change hands before its slot is taken
+ * (pcc_group.c); the slot then goes back and the group is resolved again.
  */
-static void
-pcc_admit_group(PccGateId group)
+static int
+pcc_admit_group(void)
 {
-	if (!exit_hook_registered)
-		pcc_register_backend();
-	(void) pcc_gate_resume(PCC_NO_GATE, NULL);
-	if (!pcc_gate_held(group))
-		(void) pcc_take_slot(group, pcc_priority, 0);
+	for (;;)
+	{
+		int			group = pcc_session_group_gate(pcc_workload_group);
+		uint32		held = pg_atomic_read_u32(&pcc_my_backend()->held);
+
+		for (int id = PCC_NUM_GATES; id < PCC_NUM_GATE_IDS; id++)
+			if (id != group && (held & (1U << id)) != 0)
+				pcc_gate_release(id);
+		if (group == PCC_NO_GATE)
+			return group;
+		(void) pcc_gate_resume(PCC_NO_GATE, NULL);
+		if (!pcc_gate_held(group) && !pcc_take_slot(group, pcc_priority, 0))
+			return group;		/* let through without a slot */
+		if (pcc_session_group_confirmed(group, pcc_workload_group))
+			return group;
+		pcc_gate_release(group);
+	}
 }
 
 /*
@@ -269,11 +286,12 @@ pcc_admit_group(PccGateId group)
 static void
 pcc_admit_transaction(PccGateId id)
 {
-	int			group = pcc_session_group_gate(pcc_workload_group);
+	int			group;
 	PccTime		turn_start = 0;
 
-	if (group != PCC_NO_GATE)
-		pcc_admit_group(group);
+	if (!exit_hook_registered)
+		pcc_register_backend();
+	group = pcc_admit_group();
 	if ((group == PCC_NO_GATE && pcc_resume_turn(id, &turn_start)) ||
 		pcc_take_slot(id, pcc_priority, turn_start))
 		transaction_gate = id;

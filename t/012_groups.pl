@@ -121,8 +121,10 @@ ok(wait_gate($node, 'group:reporting', 'waiting', 1), 'a member queued');
 pcc_reload($node, groups => 'batch=2');
 ok(wait_gate($node, 'group:reporting', 'waiting', 0), 'a removed group admits its waiters');
 finish($r2);
-is(gate_value($node, 'group:reporting', 'max_concurrency || \'/\' || running'), '0/2',
+is(gate_value($node, 'group:reporting', 'max_concurrency || \'/\' || running'), '0/1',
 	'the removed group has no limit while its slots drain');
+is(rows_of($r2_pid), 'transaction running',
+	'the waiter it admits, in no group now, gives its slot back');
 $r1->query_safe('COMMIT');
 $r2->query_safe('COMMIT');
 no_problems($node, 'removing a group');
@@ -191,6 +193,34 @@ finish($m);
 $m->query_safe('COMMIT');
 is(gate_value($node, 'group:batch', 'running'), '0', 'both slots given back once');
 no_problems($node, 'a failed admission in a savepoint');
+
+# A member that has changed group since such a failed admission gives the
+# old group's slot back before it takes the new one's: two sessions that
+# had swapped groups would each hold the slot the other waits for.
+my $m_pid = backend_pid($m);
+$m->query_safe('BEGIN');
+$m->query_safe('COMMIT AND CHAIN');
+$gate_holder->query_safe('BEGIN');
+$m->query_safe('SAVEPOINT a');
+$m->query_safe("SET LOCAL statement_timeout = '300ms'");
+$m->query('SELECT 1');
+$m->{stderr} = '';
+$m->query_safe('ROLLBACK TO a');
+$m->query_safe('RESET statement_timeout');
+$m->query_safe("SET pg_concurrency_control.workload_group = 'adhoc'");
+send_sql($m, 'SELECT 1;');
+ok(wait_gate($node, 'transaction', 'waiting', 1), 'in its new group, the retry waits for the gate');
+is(rows_of($m_pid), 'group:adhoc running, transaction waiting',
+	'holding its new group\'s slot, and no longer its old group\'s');
+$gate_holder->query_safe('COMMIT');
+finish($m);
+$m->query_safe('COMMIT');
+$m->query_safe('RESET pg_concurrency_control.workload_group');
+is( $node->safe_psql('pccmon',
+		"SELECT string_agg(running::text, ',' ORDER BY gate) FROM pg_concurrency_control"
+		  . " WHERE gate IN ('group:adhoc', 'group:batch')"),
+	'0,0', 'both groups\' slots given back');
+no_problems($node, 'a change of group after a failed admission');
 
 # --- a group that finds every place taken (16, one by a removed group
 # still held) is applied once that place drains, without a reload
