@@ -232,6 +232,8 @@ typedef struct PccAutoState
 								 * while held), or 0 */
 	double		ceiling;		/* growth stops here, per the last trials */
 	double		trial_floor;	/* and shrinking here */
+	uint32		bounds_min;		/* the auto_min and auto_max they were */
+	uint32		bounds_max;		/* reached within */
 	PccTime next_trial;		/* no trial before, whichever way is due */
 	PccTime next_down_trial;	/* when a trial may try lower again */
 	PccTime next_up_trial;	/* and higher */

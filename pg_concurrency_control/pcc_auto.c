@@ -313,6 +313,8 @@ pcc_auto_start(PccAutoState *st, uint32 limit, uint32 min, uint32 max,
 	st->limit = clamp_limit(limit, min, max);
 	st->ceiling = max;
 	st->trial_floor = min;
+	st->bounds_min = min;
+	st->bounds_max = max;
 	st->trial_down = true;
 	st->next_trial = pcc_time_plus_ms(now, TRIAL_GAP_MS);
 	st->down_gap_ms = TRIAL_GAP_MS;
@@ -1192,6 +1194,39 @@ bigquery_yield(PccAutoState *st, PccAutoSample *s, PccTime now)
 }
 
 /*
+ * auto_min or auto_max changed at a reload.  A ceiling or floor that was
+ * the old bound moves to the new one: where no trials run (work under 1000
+ * releases a second) nothing else would widen the band's reach.  One the
+ * trials left inside the old bounds is a verdict on the work, which holds.
+ * A trial under way ends at its base, and a probe holds the limit at the
+ * new auto_min.  The caller discards the interval: it ran at the old
+ * bounds (also a trial's last, whose tail the next one is).
+ */
+static void
+bounds_changed(PccAutoState *st, uint32 min, uint32 max, PccTime now)
+{
+	bool		cut = st->trial_on;
+
+	if (cut)
+		end_trial(st, st->trial_base, now);
+	st->ceiling = st->ceiling >= st->bounds_max ? max :
+		clamp_limit(st->ceiling, min, max);
+	st->trial_floor = st->trial_floor <= st->bounds_min ? min :
+		clamp_limit(st->trial_floor, min, max);
+	if (st->probe_since != 0)
+		st->limit = min;
+	st->limit = clamp_limit(st->limit, min, max);
+	auto_log("auto_min and auto_max now %u and %u (were %u and %u): limit %.0f, ceiling %.0f, floor %.0f",
+			 min, max, st->bounds_min, st->bounds_max, st->limit,
+			 st->ceiling, st->trial_floor);
+	if (cut)
+		log_trial(st, "cut short by the new bounds", st->limit);
+	st->bounds_min = min;
+	st->bounds_max = max;
+	band_starts(st);
+}
+
+/*
  * The watchdog's turn on gate id: start the controller when the gate went
  * auto, step it when an interval has passed and publish the new limit.
  * Returns true if the limit grew: the caller admits waiters.
@@ -1222,6 +1257,8 @@ pcc_auto_tick(PccGateId id, PccTime now)
 	logging_gate = pcc_log_auto ? pcc_gate_name(id) : NULL;
 	if (gate->auto_seen_at == 0)
 		pcc_auto_start(st, published, min, max, now);
+	else if (min != st->bounds_min || max != st->bounds_max)
+		bounds_changed(st, min, max, now);
 	else
 	{
 		s.done = done - gate->auto_seen_done;
@@ -1241,12 +1278,6 @@ pcc_auto_tick(PccGateId id, PccTime now)
 		gate->auto_seen_us = service_us;
 		gate->auto_seen_at = now;
 	}
-
-	/*
-	 * Bounds changed at a reload apply now: a step without samples (slow
-	 * work, an idle gate) moves nothing, and may not come for minutes.
-	 */
-	st->limit = clamp_limit(st->limit, min, max);
 	limit = (uint32) rint(st->limit);
 	if (limit == published || pg_atomic_read_u32(&gate->auto_on) == 0)
 		return false;

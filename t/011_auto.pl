@@ -136,6 +136,12 @@ ok( wait_until($node,
 		"SELECT auto AND max_concurrency BETWEEN 2 AND 3 FROM pg_concurrency_control"
 		  . " WHERE gate = 'transaction'", 3),
 	'a lowered auto_max applies at once to an idle auto gate');
+# a raised auto_max lets the limit grow to it (sleeps, under 1000 releases
+# a second, run no trials that would lift the ceiling the start set)
+pcc_reload($node, auto_max => '16');
+($late, $low, $high) = run_load('wider', "BEGIN;\nSELECT pg_sleep(0.02);\nCOMMIT;\n", 8);
+is(median($late), 16, 'a raised auto_max: the limit grows to it');
+is(gate_value($node, 'transaction', 'ceiling'), '16', 'the ceiling is the new auto_max');
 no_problems($node, 'switching modes');
 
 # --- log_auto: the controller's decisions in the server log, only when on
