@@ -91,8 +91,6 @@
 #include "utils/timestamp.h"
 
 #include "pcc_auto.h"
-#include "pcc_gate.h"
-#include "pcc_guc.h"
 
 /* Fewer completions than this make no sample: keep accumulating. */
 #define MIN_SAMPLES			8
@@ -1229,10 +1227,11 @@ bounds_changed(PccAutoState *st, uint32 min, uint32 max, PccTime now)
 /*
  * The watchdog's turn on gate id: start the controller when the gate went
  * auto, step it when an interval has passed and publish the new limit.
- * Returns true if the limit grew: the caller admits waiters.
+ * log_as names the gate in the log (log_auto), NULL logs nothing.  Returns
+ * true if the limit grew: the caller admits waiters.
  */
 bool
-pcc_auto_tick(PccGateId id, PccTime now)
+pcc_auto_tick(PccGateId id, PccTime now, const char *log_as)
 {
 	PccGate    *gate = pcc_gate(id);
 	PccAutoState *st = &gate->auto_state;
@@ -1254,7 +1253,7 @@ pcc_auto_tick(PccGateId id, PccTime now)
 	if (gate->auto_seen_at != 0 &&
 		!pcc_time_exceeds(gate->auto_seen_at, now, PCC_AUTO_INTERVAL_MS - 1))
 		return false;
-	logging_gate = pcc_log_auto ? pcc_gate_name(id) : NULL;
+	logging_gate = log_as;
 	if (gate->auto_seen_at == 0)
 		pcc_auto_start(st, published, min, max, now);
 	else if (min != st->bounds_min || max != st->bounds_max)

@@ -39,6 +39,6 @@ extern void pcc_auto_transaction_ends(void);
 
 /* the settings' writer and the watchdog */
 extern void pcc_auto_switch_on(PccGateId id);
-extern bool pcc_auto_tick(PccGateId id, PccTime now);
+extern bool pcc_auto_tick(PccGateId id, PccTime now, const char *log_as);
 
 #endif							/* PCC_AUTO_H */

@@ -123,7 +123,8 @@ pcc_watchdog_scan(void)
 		uint64		state = pg_atomic_read_u64(&gate->state);
 		uint32		stuck = 0;
 
-		bool		grew = pcc_auto_tick(id, now);
+		bool		grew = pcc_auto_tick(id, now,
+										 pcc_log_auto ? pcc_gate_name(id) : NULL);
 
 		if (pcc_state_waiting(state) > 0)
 			stuck = pcc_gate_count_stuck_holders(id, wall_now);
