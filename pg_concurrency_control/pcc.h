@@ -69,9 +69,12 @@
  * Clocks: every interval (queue waits and timeouts, aging, turns, service
  * times, the controller's steps) is measured on the monotonic clock,
  * PccTime from pcc_now(); a step of the wall clock changes none of them.
- * Wall time (TimestampTz) is kept only for what users read: held_since,
- * reset_time, config_loaded; PccTime instants are shown to users through
- * pcc_time_to_wall().
+ * Two inputs are PostgreSQL's wall time: where a statement began (from its
+ * statement start, which only shortens the client wait service time leaves
+ * out) and how long a holder has waited for a lock (PGPROC.waitStart, for
+ * the deadlock escape).  Wall time (TimestampTz) is kept otherwise only for
+ * what users read: held_since, reset_time, config_loaded; PccTime instants
+ * are shown to users through pcc_time_to_wall().
  *
  *-------------------------------------------------------------------------
  */

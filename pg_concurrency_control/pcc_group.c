@@ -9,7 +9,9 @@
  * transaction-scoped slot first takes its group's slot, then the gate's;
  * both are released together.  Nothing takes a group slot while holding a
  * gate slot (statements inside a block take none), so the two kinds of
- * gate cannot deadlock each other.
+ * gate cannot deadlock each other.  A slot of a group the session has left,
+ * or of a place that changed hands since it was resolved, goes back before
+ * the next is taken (pcc_admit_group in pcc_hooks.c).
  *
  * Group i is gate PCC_NUM_GATES + i.  A group that leaves the list keeps
  * its name, with no limit, until nobody holds or waits for one of its

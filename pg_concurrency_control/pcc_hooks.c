@@ -17,13 +17,15 @@
  *   a bigquery, autocommit (writes) or query (reads) slot, held until its
  *   transaction ends.
  * - Inside a block, a big statement takes a bigquery slot until its
- *   executor ends (a cursor: until it is closed).
+ *   executor ends, or, if it cannot scroll, until a forward fetch finds no
+ *   more rows (a cursor that can: until it is closed); a portal that
+ *   failed gives it back when its savepoint aborts.
  * A session in a workload group takes its group's slot first, for the
  * same span as the transaction-scoped slot (pcc_group.c).
  * With pg_concurrency_control.quantum, the transaction-scoped slot may be
- * kept for the session's next transaction (pcc_gate_linger), except by a
- * session in a group; a next transaction of another kind gives it back and
- * goes on with the turn at its own gate (pcc_gate_resume).
+ * kept for the session's next transaction (pcc_gate_linger), except while
+ * a group slot is held; a next transaction of another kind gives it back
+ * and goes on with the turn at its own gate (pcc_gate_resume).
  * "Top level" is a statement the client sent: the active portal's, not
  * run by another statement (functions, triggers, SPI, DO and CALL bodies,
  * whatever planning or ExecutorStart evaluates, and what a utility runs
