@@ -11,8 +11,9 @@
  * value a client passes in cannot change the gate.
  *
  * A statement writes when it is INSERT, UPDATE, DELETE or MERGE, has a
- * data-modifying CTE, locks rows (FOR UPDATE/SHARE) or fills a new table
- * (CREATE TABLE AS, SELECT INTO, CREATE MATERIALIZED VIEW).
+ * data-modifying CTE, locks rows (FOR UPDATE/SHARE, also of a foreign
+ * table) or fills a new table (CREATE TABLE AS, SELECT INTO, CREATE
+ * MATERIALIZED VIEW); where rules rewrote it into several, when one does.
  *
  *-------------------------------------------------------------------------
  */
@@ -21,8 +22,6 @@
 #include "executor/execdesc.h"
 #include "miscadmin.h"
 #include "nodes/plannodes.h"
-#include "tcop/pquery.h"
-#include "utils/portal.h"
 
 #include "pcc_compat.h"
 
@@ -179,49 +178,65 @@ pcc_text_has_bigsql_hint(const char *text, int location, int len)
 	return hinted;
 }
 
-/*
- * Is this a big statement, by hint or by cost?  CREATE MATERIALIZED VIEW
- * fills the view as REFRESH does (on 17 and later), running its stored
- * query, whose location is not in the statement's text: the hint is the
- * statement's, its portal's.
- */
+/* Does the plan's total cost reach the threshold (-1: none)? */
 bool
-pcc_statement_is_big(QueryDesc *qd, double cost_threshold)
+pcc_plan_is_costly(PlannedStmt *ps, double cost_threshold)
 {
-	PlannedStmt *ps = qd->plannedstmt;
-	const char *text = qd->sourceText;
+	return cost_threshold >= 0 && ps->planTree != NULL &&
+		ps->planTree->total_cost >= cost_threshold;
+}
 
-	if (cost_threshold >= 0 && ps->planTree != NULL &&
-		ps->planTree->total_cost >= cost_threshold)
+/*
+ * Does the plan write?  Rows it locks count whatever their mark type: a
+ * foreign table's are copied (ROW_MARK_COPY) and locked where they live.
+ */
+static bool
+pcc_plan_writes(PlannedStmt *ps)
+{
+	ListCell   *lc;
+
+	if (ps->commandType != CMD_SELECT || ps->hasModifyingCTE)
 		return true;
-	if (qd->dest != NULL && qd->dest->mydest == DestTransientRel)
+	foreach(lc, ps->rowMarks)
 	{
-		if (ActivePortal == NULL ||
-			(ps = PortalGetPrimaryStmt(ActivePortal)) == NULL)
-			return false;
-		text = ActivePortal->sourceText;
+		PlanRowMark *rc = lfirst_node(PlanRowMark, lc);
+
+		if (rc->strength != LCS_NONE)
+			return true;
 	}
-	return pcc_text_has_bigsql_hint(text, ps->stmt_location, ps->stmt_len);
+	return false;
 }
 
 /* Does this statement write (see the header comment)? */
 bool
 pcc_statement_writes(QueryDesc *qd)
 {
-	PlannedStmt *ps = qd->plannedstmt;
-	ListCell   *lc;
-
-	if (qd->operation != CMD_SELECT || ps->hasModifyingCTE)
-		return true;
 	if (qd->dest != NULL &&
 		(qd->dest->mydest == DestIntoRel || qd->dest->mydest == DestTransientRel))
 		return true;
-	foreach(lc, ps->rowMarks)
-	{
-		PlanRowMark *rc = lfirst_node(PlanRowMark, lc);
+	return pcc_plan_writes(qd->plannedstmt);
+}
 
-		if (RowMarkRequiresRowShareLock(rc->markType))
-			return true;
+/*
+ * A statement that rules rewrote into several runs them all in one portal,
+ * for UPDATE and DELETE the rules' actions first, and the first to start
+ * admits the transaction for all: set *big if any of stmts is costly, and
+ * *writes if any writes.  Utility statements among them (NOTIFY) run
+ * nothing that counts.
+ */
+void
+pcc_plans_classify(List *stmts, double cost_threshold, bool *big,
+				   bool *writes)
+{
+	ListCell   *lc;
+
+	foreach(lc, stmts)
+	{
+		PlannedStmt *ps = lfirst_node(PlannedStmt, lc);
+
+		if (ps->commandType == CMD_UTILITY)
+			continue;
+		*big |= pcc_plan_is_costly(ps, cost_threshold);
+		*writes |= pcc_plan_writes(ps);
 	}
-	return false;
 }

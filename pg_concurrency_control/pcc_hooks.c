@@ -100,6 +100,7 @@ typedef struct PccUtilityQuery
 	const char *text;			/* the utility's text */
 	const char *prepared;		/* a copy of the text EXECUTE runs, or NULL */
 	bool		creates_table;	/* a CREATE TABLE AS statement's kind */
+	bool		hinted;			/* the utility carries the bigsql hint */
 } PccUtilityQuery;
 
 static PccUtilityQuery *utility_query = NULL;
@@ -387,6 +388,53 @@ pcc_transaction_gate(bool big, bool writes)
 }
 
 /*
+ * Does the statement qd starts carry the bigsql hint?  A utility's query
+ * has the utility's; EXECUTE's, at PREPARE's location in the prepared
+ * text, the prepared statement's too.  Its own counts only where it has a
+ * location in this text: before PostgreSQL 18 a query nested in a utility
+ * has none (0, which would read a string of several statements from its
+ * start), and the stored query CREATE MATERIALIZED VIEW runs (on 17 and
+ * later, as REFRESH does) has one in another text.
+ */
+static bool
+pcc_statement_hinted(QueryDesc *qd)
+{
+	const PccUtilityQuery *u = utility_query;
+	PlannedStmt *ps = qd->plannedstmt;
+
+	if (u != NULL)
+	{
+		bool		prepared = u->prepared != NULL &&
+			strcmp(qd->sourceText, u->prepared) == 0;
+		bool		located = ps->stmt_location > 0 || ps->stmt_len > 0;
+
+		if (u->hinted)
+			return true;
+		if (!prepared &&
+			(!located || (qd->dest != NULL &&
+						  qd->dest->mydest == DestTransientRel)))
+			return false;
+	}
+	return pcc_text_has_bigsql_hint(qd->sourceText, ps->stmt_location,
+									ps->stmt_len);
+}
+
+/*
+ * The gate of the transaction qd's statement admits: of all the statements
+ * its portal runs, which rules may have rewritten it into.
+ */
+static PccGateId
+pcc_statement_transaction_gate(QueryDesc *qd, bool big, bool writes)
+{
+	if (utility_query == NULL && ActivePortal != NULL &&
+		list_length(ActivePortal->stmts) > 1 &&
+		list_member_ptr(ActivePortal->stmts, qd->plannedstmt))
+		pcc_plans_classify(ActivePortal->stmts, pcc_bigquery_cost_threshold,
+						   &big, &writes);
+	return pcc_transaction_gate(big, writes);
+}
+
+/*
  * Decide and take what a top-level statement needs before it runs: its
  * transaction's slot if the transaction has none yet (a block's, or one
  * for this statement's kind), and in a block a big statement's own.
@@ -394,14 +442,16 @@ pcc_transaction_gate(bool big, bool writes)
 static void
 pcc_admit_statement(QueryDesc *qd)
 {
-	bool		big = pcc_statement_is_big(qd, pcc_bigquery_cost_threshold);
+	bool		big = pcc_plan_is_costly(qd->plannedstmt,
+										 pcc_bigquery_cost_threshold) ||
+		pcc_statement_hinted(qd);
 
 	/* a table created from EXECUTE: its portal has no receiver yet */
 	bool		writes = pcc_statement_writes(qd) ||
 		(utility_query != NULL && utility_query->creates_table);
 
 	if (!transaction_admitted)
-		pcc_admit_transaction(pcc_transaction_gate(big, writes));
+		pcc_admit_transaction(pcc_statement_transaction_gate(qd, big, writes));
 	if (big && IsTransactionBlock())
 		pcc_admit_big_statement(qd);
 }
@@ -734,6 +784,9 @@ pcc_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 		query.text = queryString;
 		query.prepared = pcc_prepared_text(stmt);
 		query.creates_table = IsA(stmt, CreateTableAsStmt);
+		query.hinted = pcc_text_has_bigsql_hint(queryString,
+												pstmt->stmt_location,
+												pstmt->stmt_len);
 		runs_query = &query;
 	}
 	pcc_call_utility_nested(runs_query, pstmt, queryString,

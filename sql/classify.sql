@@ -80,6 +80,30 @@ PREPARE upd AS UPDATE pcc_t SET v = v + 1 WHERE id = $1;
 EXECUTE upd(1);
 SELECT * FROM pcc_admitted();
 DEALLOCATE upd;
+-- EXECUTE carries its own hint, or the prepared statement's.
+PREPARE cnt AS SELECT count(*) FROM pcc_t;
+SELECT pg_concurrency_control_reset();
+/*+bigsql*/ EXECUTE cnt;
+SELECT * FROM pcc_admitted();
+DEALLOCATE cnt;
+-- A utility's query in a string of several statements has the utility's
+-- hint, not the first statement's.
+SELECT pg_concurrency_control_reset();
+SELECT 1 AS a \; /*+bigsql*/ CREATE TABLE pcc_multi1 AS SELECT 1 AS b;
+SELECT * FROM pcc_admitted();
+SELECT pg_concurrency_control_reset();
+/*+bigsql*/ SELECT 1 AS a \; CREATE TABLE pcc_multi2 AS SELECT 1 AS b;
+SELECT * FROM pcc_admitted();
+DROP TABLE pcc_multi1, pcc_multi2;
+-- A statement rules rewrite into several is a write if any of them
+-- writes: the rule's SELECT runs first, the UPDATE after it.
+CREATE TABLE pcc_ruled (id int PRIMARY KEY, v int);
+INSERT INTO pcc_ruled VALUES (1, 1);
+CREATE RULE pcc_ruled_also AS ON UPDATE TO pcc_ruled DO ALSO SELECT 1 AS also;
+SELECT pg_concurrency_control_reset();
+UPDATE pcc_ruled SET v = v + 1 WHERE id = 1;
+SELECT * FROM pcc_admitted();
+DROP TABLE pcc_ruled;
 -- EXPLAIN runs nothing; EXPLAIN ANALYZE runs the statement.
 SELECT pg_concurrency_control_reset();
 EXPLAIN (COSTS OFF) SELECT * FROM pcc_t;

@@ -84,4 +84,14 @@ for my $n (qw(a b))
 is($err, '', 'with bypass for the fan-out role, both crossing transactions finish');
 ok($secs < 2, 'at once, without waiting for a timeout');
 no_problems($node{$_}, "crossing transactions on node $_") for qw(a b);
+
+# Rows of a foreign table that a statement locks make it a write: the
+# planner copies them (ROW_MARK_COPY), and postgres_fdw locks them remotely.
+$node{b}->safe_psql('postgres', 'GRANT UPDATE ON t_b TO fanout');
+$node{a}->safe_psql('postgres', 'SELECT pg_concurrency_control_reset()');
+$node{a}->safe_psql('postgres', 'SELECT v FROM t_b FOR UPDATE');
+is( $node{a}->safe_psql('pccmon',
+		"SELECT string_agg(gate || ' ' || admitted, ', ' ORDER BY gate)"
+		  . " FROM pg_concurrency_control WHERE admitted > 0"),
+	'autocommit 1', 'SELECT ... FOR UPDATE of a foreign table takes an autocommit slot');
 done_testing();
