@@ -99,7 +99,7 @@ typedef struct PccUtilityQuery
 	Portal		portal;			/* the client's portal running the utility */
 	const char *text;			/* the utility's text */
 	const char *prepared;		/* a copy of the text EXECUTE runs, or NULL */
-	bool		creates_table;	/* a CREATE TABLE AS statement's kind */
+	bool		writes;			/* its statement writes (pcc_utility_writes) */
 	bool		hinted;			/* the utility carries the bigsql hint */
 } PccUtilityQuery;
 
@@ -387,14 +387,24 @@ pcc_transaction_gate(bool big, bool writes)
 		writes ? PCC_GATE_AUTOCOMMIT : PCC_GATE_QUERY;
 }
 
+/* Do the statements of qd's portal include others (rules' actions)? */
+static bool
+pcc_portal_runs_several(QueryDesc *qd)
+{
+	return ActivePortal != NULL && list_length(ActivePortal->stmts) > 1 &&
+		list_member_ptr(ActivePortal->stmts, qd->plannedstmt);
+}
+
 /*
  * Does the statement qd starts carry the bigsql hint?  A utility's query
- * has the utility's; EXECUTE's, at PREPARE's location in the prepared
- * text, the prepared statement's too.  Its own counts only where it has a
- * location in this text: before PostgreSQL 18 a query nested in a utility
- * has none (0, which would read a string of several statements from its
- * start), and the stored query CREATE MATERIALIZED VIEW runs (on 17 and
- * later, as REFRESH does) has one in another text.
+ * has the utility's; EXECUTE's the prepared statement's too, where
+ * PostgreSQL located it in the prepared text (PREPARE before 18, its query
+ * on 18).  A query's own counts only where it has a location in this
+ * text: before 18 a query nested in a utility has none (0, which would
+ * read a string of several statements from its start), nor has a rule's
+ * action (the rewritten statement's is read instead), and the stored
+ * query CREATE MATERIALIZED VIEW runs (on 17 and later, as REFRESH does)
+ * has one in another text.
  */
 static bool
 pcc_statement_hinted(QueryDesc *qd)
@@ -402,7 +412,14 @@ pcc_statement_hinted(QueryDesc *qd)
 	const PccUtilityQuery *u = utility_query;
 	PlannedStmt *ps = qd->plannedstmt;
 
-	if (u != NULL)
+	if (u == NULL && pcc_portal_runs_several(qd))
+	{
+		PlannedStmt *primary = PortalGetPrimaryStmt(ActivePortal);
+
+		if (primary != NULL)
+			ps = primary;
+	}
+	else if (u != NULL)
 	{
 		bool		prepared = u->prepared != NULL &&
 			strcmp(qd->sourceText, u->prepared) == 0;
@@ -421,14 +438,13 @@ pcc_statement_hinted(QueryDesc *qd)
 
 /*
  * The gate of the transaction qd's statement admits: of all the statements
- * its portal runs, which rules may have rewritten it into.
+ * its portal runs, which rules may have rewritten it into (also under
+ * EXECUTE, whose portal runs the prepared statement's).
  */
 static PccGateId
 pcc_statement_transaction_gate(QueryDesc *qd, bool big, bool writes)
 {
-	if (utility_query == NULL && ActivePortal != NULL &&
-		list_length(ActivePortal->stmts) > 1 &&
-		list_member_ptr(ActivePortal->stmts, qd->plannedstmt))
+	if (pcc_portal_runs_several(qd))
 		pcc_plans_classify(ActivePortal->stmts, pcc_bigquery_cost_threshold,
 						   &big, &writes);
 	return pcc_transaction_gate(big, writes);
@@ -446,9 +462,8 @@ pcc_admit_statement(QueryDesc *qd)
 										 pcc_bigquery_cost_threshold) ||
 		pcc_statement_hinted(qd);
 
-	/* a table created from EXECUTE: its portal has no receiver yet */
 	bool		writes = pcc_statement_writes(qd) ||
-		(utility_query != NULL && utility_query->creates_table);
+		(utility_query != NULL && utility_query->writes);
 
 	if (!transaction_admitted)
 		pcc_admit_transaction(pcc_statement_transaction_gate(qd, big, writes));
@@ -675,6 +690,40 @@ pcc_call_utility(PlannedStmt *pstmt, const char *queryString,
 }
 
 /*
+ * Does the statement a top-level utility runs write, whatever runs first?
+ * CREATE TABLE AS fills a table, and the first query an explained or
+ * executed write runs may be a rule's action that reads.
+ */
+static bool
+pcc_utility_writes(Node *stmt)
+{
+	while (stmt != NULL)
+	{
+		if (IsA(stmt, CreateTableAsStmt))
+			return true;
+		if (IsA(stmt, ExecuteStmt))
+		{
+			PreparedStatement *entry =
+				FetchPreparedStatement(((ExecuteStmt *) stmt)->name, false);
+			CommandTag	tag = entry ? entry->plansource->commandTag : CMDTAG_UNKNOWN;
+
+			return tag == CMDTAG_INSERT || tag == CMDTAG_UPDATE ||
+				tag == CMDTAG_DELETE || tag == CMDTAG_MERGE;
+		}
+		if (IsA(stmt, ExplainStmt))
+			stmt = ((ExplainStmt *) stmt)->query;
+		else if (IsA(stmt, Query) &&
+				 ((Query *) stmt)->commandType == CMD_UTILITY)
+			stmt = ((Query *) stmt)->utilityStmt;
+		else if (IsA(stmt, Query))
+			return ((Query *) stmt)->commandType != CMD_SELECT;
+		else
+			return false;
+	}
+	return false;
+}
+
+/*
  * The text an EXECUTE (alone, explained or creating a table) runs, copied:
  * an event trigger may deallocate the statement before it runs.
  */
@@ -783,7 +832,7 @@ pcc_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 		query.portal = ActivePortal;
 		query.text = queryString;
 		query.prepared = pcc_prepared_text(stmt);
-		query.creates_table = IsA(stmt, CreateTableAsStmt);
+		query.writes = pcc_utility_writes(stmt);
 		query.hinted = pcc_text_has_bigsql_hint(queryString,
 												pstmt->stmt_location,
 												pstmt->stmt_len);

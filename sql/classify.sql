@@ -103,6 +103,22 @@ CREATE RULE pcc_ruled_also AS ON UPDATE TO pcc_ruled DO ALSO SELECT 1 AS also;
 SELECT pg_concurrency_control_reset();
 UPDATE pcc_ruled SET v = v + 1 WHERE id = 1;
 SELECT * FROM pcc_admitted();
+-- so under EXECUTE and EXPLAIN ANALYZE
+PREPARE ruled AS UPDATE pcc_ruled SET v = v + 1 WHERE id = 1;
+SELECT pg_concurrency_control_reset();
+EXECUTE ruled;
+SELECT * FROM pcc_admitted();
+DEALLOCATE ruled;
+SELECT pg_concurrency_control_reset();
+\o /dev/null
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) UPDATE pcc_ruled SET v = v + 1 WHERE id = 1;
+\o
+SELECT * FROM pcc_admitted();
+-- the rule's action has the hint of the statement it comes from (none
+-- here), not the first statement's of the string
+SELECT pg_concurrency_control_reset();
+/*+bigsql*/ SELECT 1 AS a \; UPDATE pcc_ruled SET v = v + 1 WHERE id = 1;
+SELECT * FROM pcc_admitted();
 DROP TABLE pcc_ruled;
 -- EXPLAIN runs nothing; EXPLAIN ANALYZE runs the statement.
 SELECT pg_concurrency_control_reset();
