@@ -173,15 +173,23 @@ no_problems($node, 'enabled off and on with a full group');
 pcc_reload($node, transaction_concurrency => 1);
 my $gate_holder = session($node);
 my $m = member('batch');
-$m->query_safe('BEGIN');
-$m->query_safe('COMMIT AND CHAIN');
-$gate_holder->query_safe('BEGIN');
-$m->query_safe('SAVEPOINT a');
-$m->query_safe("SET LOCAL statement_timeout = '300ms'");
-$m->query('SELECT 1');
-like($m->{stderr}, qr/canceling statement due to statement timeout/,
+
+# $m's chained block times out in a savepoint waiting for the gate, which
+# $gate_holder holds from then on; returns the error.
+sub fail_admission_in_savepoint
+{
+	$m->query_safe('BEGIN');
+	$m->query_safe('COMMIT AND CHAIN');
+	$gate_holder->query_safe('BEGIN');
+	$m->query_safe('SAVEPOINT a');
+	$m->query_safe("SET LOCAL statement_timeout = '300ms'");
+	$m->query('SELECT 1');
+	my $err = $m->{stderr};
+	$m->{stderr} = '';
+	return $err;
+}
+like(fail_admission_in_savepoint(), qr/canceling statement due to statement timeout/,
 	'the chained block\'s first statement times out waiting for the gate');
-$m->{stderr} = '';
 is(gate_value($node, 'group:batch', 'running'), '1', 'its group slot is still taken');
 $m->query_safe('ROLLBACK TO a');
 $m->query_safe('RESET statement_timeout');
@@ -198,13 +206,7 @@ no_problems($node, 'a failed admission in a savepoint');
 # old group's slot back before it takes the new one's: two sessions that
 # had swapped groups would each hold the slot the other waits for.
 my $m_pid = backend_pid($m);
-$m->query_safe('BEGIN');
-$m->query_safe('COMMIT AND CHAIN');
-$gate_holder->query_safe('BEGIN');
-$m->query_safe('SAVEPOINT a');
-$m->query_safe("SET LOCAL statement_timeout = '300ms'");
-$m->query('SELECT 1');
-$m->{stderr} = '';
+like(fail_admission_in_savepoint(), qr/statement timeout/, 'again a failed admission');
 $m->query_safe('ROLLBACK TO a');
 $m->query_safe('RESET statement_timeout');
 $m->query_safe("SET pg_concurrency_control.workload_group = 'adhoc'");
