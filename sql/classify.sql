@@ -95,6 +95,15 @@ SELECT pg_concurrency_control_reset();
 /*+bigsql*/ SELECT 1 AS a \; CREATE TABLE pcc_multi2 AS SELECT 1 AS b;
 SELECT * FROM pcc_admitted();
 DROP TABLE pcc_multi1, pcc_multi2;
+-- the same sent without a final ';' (PostgreSQL 18 locates such a last
+-- statement differently)
+SELECT pg_concurrency_control_reset();
+SELECT 'SELECT 1 AS a; /*+bigsql*/ CREATE TABLE pcc_multi3 AS SELECT 1 AS b' \gexec
+SELECT * FROM pcc_admitted();
+SELECT pg_concurrency_control_reset();
+SELECT '/*+bigsql*/ SELECT 1 AS a; CREATE TABLE pcc_multi4 AS SELECT 1 AS b' \gexec
+SELECT * FROM pcc_admitted();
+DROP TABLE pcc_multi3, pcc_multi4;
 -- A statement rules rewrite into several is a write if any of them
 -- writes: the rule's SELECT runs first, the UPDATE after it.
 CREATE TABLE pcc_ruled (id int PRIMARY KEY, v int);
