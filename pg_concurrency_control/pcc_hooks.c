@@ -99,7 +99,8 @@ typedef struct PccUtilityQuery
 	Portal		portal;			/* the client's portal running the utility */
 	const char *text;			/* the utility's text */
 	const char *prepared;		/* a copy of the text EXECUTE runs, or NULL */
-	bool		writes;			/* its statement writes (pcc_utility_writes) */
+	bool		writes;			/* its statement writes (see
+								 * pcc_describe_utility_query) */
 	bool		hinted;			/* the utility carries the bigsql hint */
 } PccUtilityQuery;
 
@@ -690,66 +691,51 @@ pcc_call_utility(PlannedStmt *pstmt, const char *queryString,
 }
 
 /*
- * Does the statement a top-level utility runs write, whatever runs first?
- * CREATE TABLE AS fills a table, and the first query an explained or
- * executed write runs may be a rule's action that reads.
+ * What a top-level utility runs, looked for through EXPLAIN and CREATE
+ * TABLE AS, into u: the text an EXECUTE runs, copied (an event trigger may
+ * deallocate the statement before it runs), and whether its statement
+ * writes, whatever runs first.  CREATE TABLE AS fills a table, and the
+ * first query an explained or executed write runs may be a rule's action
+ * that reads.
  */
-static bool
-pcc_utility_writes(Node *stmt)
+static void
+pcc_describe_utility_query(Node *stmt, PccUtilityQuery *u)
 {
+	u->prepared = NULL;
+	u->writes = false;
 	while (stmt != NULL)
 	{
-		if (IsA(stmt, CreateTableAsStmt))
-			return true;
 		if (IsA(stmt, ExecuteStmt))
 		{
 			PreparedStatement *entry =
 				FetchPreparedStatement(((ExecuteStmt *) stmt)->name, false);
-			CommandTag	tag = entry ? entry->plansource->commandTag : CMDTAG_UNKNOWN;
+			CommandTag	tag;
 
-			return tag == CMDTAG_INSERT || tag == CMDTAG_UPDATE ||
+			if (entry == NULL)
+				return;
+			u->prepared = pstrdup(entry->plansource->query_string);
+			tag = entry->plansource->commandTag;
+			u->writes |= tag == CMDTAG_INSERT || tag == CMDTAG_UPDATE ||
 				tag == CMDTAG_DELETE || tag == CMDTAG_MERGE;
+			return;
 		}
-		if (IsA(stmt, ExplainStmt))
-			stmt = ((ExplainStmt *) stmt)->query;
-		else if (IsA(stmt, Query) &&
-				 ((Query *) stmt)->commandType == CMD_UTILITY)
-			stmt = ((Query *) stmt)->utilityStmt;
-		else if (IsA(stmt, Query))
-			return ((Query *) stmt)->commandType != CMD_SELECT;
-		else
-			return false;
-	}
-	return false;
-}
-
-/*
- * The text an EXECUTE (alone, explained or creating a table) runs, copied:
- * an event trigger may deallocate the statement before it runs.
- */
-static const char *
-pcc_prepared_text(Node *stmt)
-{
-	while (stmt != NULL)
-	{
-		if (IsA(stmt, ExecuteStmt))
+		if (IsA(stmt, CreateTableAsStmt))
 		{
-			PreparedStatement *entry =
-				FetchPreparedStatement(((ExecuteStmt *) stmt)->name, false);
-
-			return entry ? pstrdup(entry->plansource->query_string) : NULL;
-		}
-		if (IsA(stmt, ExplainStmt))
-			stmt = ((ExplainStmt *) stmt)->query;
-		else if (IsA(stmt, CreateTableAsStmt))
+			u->writes = true;
 			stmt = ((CreateTableAsStmt *) stmt)->query;
+		}
+		else if (IsA(stmt, ExplainStmt))
+			stmt = ((ExplainStmt *) stmt)->query;
 		else if (IsA(stmt, Query) &&
 				 ((Query *) stmt)->commandType == CMD_UTILITY)
 			stmt = ((Query *) stmt)->utilityStmt;
 		else
-			return NULL;
+		{
+			if (IsA(stmt, Query))
+				u->writes |= ((Query *) stmt)->commandType != CMD_SELECT;
+			return;
+		}
 	}
-	return NULL;
 }
 
 /*
@@ -831,8 +817,7 @@ pcc_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	{
 		query.portal = ActivePortal;
 		query.text = queryString;
-		query.prepared = pcc_prepared_text(stmt);
-		query.writes = pcc_utility_writes(stmt);
+		pcc_describe_utility_query(stmt, &query);
 		query.hinted = pcc_text_has_bigsql_hint(queryString,
 												pstmt->stmt_location,
 												pstmt->stmt_len);
