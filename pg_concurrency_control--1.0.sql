@@ -3,36 +3,42 @@
 \echo Use "CREATE EXTENSION pg_concurrency_control" to load this file. \quit
 
 -- Gating works without CREATE EXTENSION: these are the monitoring and
--- control functions.  Later versions change them with CREATE OR REPLACE
--- (never DROP and CREATE), so that an upgrade keeps a DBA's GRANT/REVOKE.
+-- control functions.  The set-returning ones return a row type of their
+-- own, so that a later version adds columns with ALTER TYPE ... ADD
+-- ATTRIBUTE and CREATE OR REPLACE VIEW: the functions and views stay, and
+-- with them a DBA's GRANT/REVOKE and the views built on them.  Columns
+-- are only ever appended.  The library fills the columns the installed
+-- version declares, matched by name, and NULL in those it does not know.
 
-CREATE FUNCTION pg_concurrency_control_status(
-    OUT gate text,
-    OUT max_concurrency integer,
-    OUT running integer,
-    OUT waiting integer,
-    OUT admitted bigint,
-    OUT queued bigint,
-    OUT timeouts bigint,
-    OUT rejected bigint,
-    OUT overcommitted bigint,
-    OUT lock_escapes bigint,
-    OUT lock_blocked integer,
-    OUT total_wait_ms double precision,
-    OUT max_wait_ms double precision,
-    OUT mean_wait_ms double precision,
-    OUT stats_reset timestamptz,
-    OUT lingering integer,
-    OUT resumed bigint,
-    OUT turn_budget_ms double precision,
-    OUT auto boolean,
-    OUT baseline_ms double precision,
-    OUT service_ms double precision,
-    OUT throughput double precision,
-    OUT yielding boolean,
-    OUT ceiling integer,
-    OUT floor integer)
-RETURNS SETOF record
+CREATE TYPE pg_concurrency_control_status_row AS (
+    gate text,
+    max_concurrency integer,
+    running integer,
+    waiting integer,
+    admitted bigint,
+    queued bigint,
+    timeouts bigint,
+    rejected bigint,
+    overcommitted bigint,
+    lock_escapes bigint,
+    lock_blocked integer,
+    total_wait_ms double precision,
+    max_wait_ms double precision,
+    mean_wait_ms double precision,
+    stats_reset timestamptz,
+    lingering integer,
+    resumed bigint,
+    turn_budget_ms double precision,
+    auto boolean,
+    baseline_ms double precision,
+    service_ms double precision,
+    throughput double precision,
+    yielding boolean,
+    ceiling integer,
+    floor integer);
+
+CREATE FUNCTION pg_concurrency_control_status()
+RETURNS SETOF pg_concurrency_control_status_row
 AS 'MODULE_PATHNAME', 'pg_concurrency_control_status'
 LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
 
@@ -42,25 +48,29 @@ COMMENT ON FUNCTION pg_concurrency_control_status() IS
 CREATE VIEW pg_concurrency_control AS
     SELECT * FROM pg_concurrency_control_status();
 
-CREATE FUNCTION pg_concurrency_control_backends(
-    OUT pid integer,
-    OUT gate text,
-    OUT state text,
-    OUT since timestamptz,
-    OUT ticket bigint,
-    OUT turn bigint,
-    OUT priority text)
-RETURNS SETOF record
+CREATE TYPE pg_concurrency_control_backends_row AS (
+    pid integer,
+    gate text,
+    state text,
+    since timestamptz,
+    ticket bigint,
+    turn bigint,
+    priority text);
+
+CREATE FUNCTION pg_concurrency_control_backends()
+RETURNS SETOF pg_concurrency_control_backends_row
 AS 'MODULE_PATHNAME', 'pg_concurrency_control_backends'
 LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
 
 COMMENT ON FUNCTION pg_concurrency_control_backends() IS
     'one row per slot held or kept and per queued backend, with its queue class';
 
-CREATE FUNCTION pg_concurrency_control_check(
-    OUT gate text,
-    OUT problem text)
-RETURNS SETOF record
+CREATE TYPE pg_concurrency_control_check_row AS (
+    gate text,
+    problem text);
+
+CREATE FUNCTION pg_concurrency_control_check()
+RETURNS SETOF pg_concurrency_control_check_row
 AS 'MODULE_PATHNAME', 'pg_concurrency_control_check'
 LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
 

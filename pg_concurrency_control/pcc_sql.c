@@ -5,6 +5,9 @@
  *	  the configuration was applied, and the adaptive limit's simulation.
  *
  * Gating works without CREATE EXTENSION; only these functions need it.
+ * The set-returning ones fill the columns their installed SQL definition
+ * declares (PccResult), so that library and SQL script of neighbouring
+ * versions work together between a package upgrade and ALTER EXTENSION.
  * The simulation is a test model, not part of the extension's API: the
  * tests bind it themselves (a superuser's CREATE FUNCTION ... LANGUAGE C).
  *
@@ -31,11 +34,61 @@ PG_FUNCTION_INFO_V1(pg_concurrency_control_check);
 PG_FUNCTION_INFO_V1(pg_concurrency_control_config_loaded);
 PG_FUNCTION_INFO_V1(pg_concurrency_control_auto_simulate);
 
-#define STATUS_COLS		25
+/*
+ * The columns each function fills, in its own order.  The installed SQL
+ * definition says which the caller gets (PccResult): later versions only
+ * append columns, never rename, retype or drop one.
+ */
+typedef struct PccColumn
+{
+	const char *name;
+	Oid			type;
+} PccColumn;
+
+static const PccColumn status_columns[] = {
+	{"gate", TEXTOID}, {"max_concurrency", INT4OID}, {"running", INT4OID},
+	{"waiting", INT4OID}, {"admitted", INT8OID}, {"queued", INT8OID},
+	{"timeouts", INT8OID}, {"rejected", INT8OID}, {"overcommitted", INT8OID},
+	{"lock_escapes", INT8OID}, {"lock_blocked", INT4OID},
+	{"total_wait_ms", FLOAT8OID}, {"max_wait_ms", FLOAT8OID},
+	{"mean_wait_ms", FLOAT8OID}, {"stats_reset", TIMESTAMPTZOID},
+	{"lingering", INT4OID}, {"resumed", INT8OID}, {"turn_budget_ms", FLOAT8OID},
+	{"auto", BOOLOID}, {"baseline_ms", FLOAT8OID}, {"service_ms", FLOAT8OID},
+	{"throughput", FLOAT8OID}, {"yielding", BOOLOID}, {"ceiling", INT4OID},
+	{"floor", INT4OID}
+};
+
+static const PccColumn backends_columns[] = {
+	{"pid", INT4OID}, {"gate", TEXTOID}, {"state", TEXTOID},
+	{"since", TIMESTAMPTZOID}, {"ticket", INT8OID}, {"turn", INT8OID},
+	{"priority", TEXTOID}
+};
+
+static const PccColumn check_columns[] = {
+	{"gate", TEXTOID}, {"problem", TEXTOID}
+};
+
+#define STATUS_COLS		lengthof(status_columns)
 #define AUTO_INPUT_COLS		6	/* status: baseline_ms .. floor */
-#define BACKENDS_COLS	7
-#define CHECK_COLS		2
+#define BACKENDS_COLS	lengthof(backends_columns)
+#define CHECK_COLS		lengthof(check_columns)
 #define SIMULATE_COLS	7
+
+/*
+ * The rows of a set-returning function, shaped as its installed SQL
+ * definition declares them, matched to ours by name: a definition older
+ * than the library (a package upgrade before ALTER EXTENSION UPDATE) gets
+ * the columns it knows; one newer (a standby whose library lags its
+ * primary's extension) gets NULL in the columns this library does not
+ * know.
+ */
+typedef struct PccResult
+{
+	ReturnSetInfo *rsinfo;
+	int		   *source;			/* per declared column: ours, or -1 */
+	Datum	   *values;			/* one declared row */
+	bool	   *nulls;
+} PccResult;
 
 /*
  * In the model with turns, a queue keeps itself while the limit times this
@@ -78,6 +131,63 @@ typedef struct GateLists
 	int			lingering;		/* length of the lingering list */
 	bool		lingering_consistent;
 } GateLists;
+
+/*
+ * Start a materialised result for the columns the caller declares.  A
+ * declared column of ours with another type is an error: the definition
+ * is not one of this extension's versions.
+ */
+static void
+result_begin(FunctionCallInfo fcinfo, PccResult *r,
+			 const PccColumn *columns, int ncolumns)
+{
+	TupleDesc	desc;
+
+	InitMaterializedSRF(fcinfo, 0);
+	r->rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	desc = r->rsinfo->setDesc;
+	r->source = palloc(desc->natts * sizeof(int));
+	r->values = palloc(desc->natts * sizeof(Datum));
+	r->nulls = palloc(desc->natts * sizeof(bool));
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		r->source[i] = -1;
+		if (att->attisdropped)
+			continue;
+		for (int c = 0; c < ncolumns; c++)
+		{
+			if (strcmp(NameStr(att->attname), columns[c].name) != 0)
+				continue;
+			if (att->atttypid != columns[c].type)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATATYPE_MISMATCH),
+						 errmsg("column \"%s\" of the result is declared as %s, but pg_concurrency_control returns %s",
+								columns[c].name, format_type_be(att->atttypid),
+								format_type_be(columns[c].type)),
+						 errhint("Install the library and the extension's SQL script of one release, then run ALTER EXTENSION pg_concurrency_control UPDATE.")));
+			r->source[i] = c;
+			break;
+		}
+	}
+}
+
+/* Add one row, given in the function's own column order. */
+static void
+result_put(PccResult *r, const Datum *values, const bool *nulls)
+{
+	TupleDesc	desc = r->rsinfo->setDesc;
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		int			c = r->source[i];
+
+		r->values[i] = c < 0 ? (Datum) 0 : values[c];
+		r->nulls[i] = c < 0 || nulls[c];
+	}
+	tuplestore_putvalues(r->rsinfo->setResult, desc, r->values, r->nulls);
+}
 
 /* The four gates, and the group slots that carry a group's name. */
 static bool
@@ -184,12 +294,10 @@ put_auto_inputs(const GateSnapshot *s, Datum *values, bool *nulls)
 Datum
 pg_concurrency_control_status(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	PccResult	result;
 
 	pcc_require_shared();
-	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != STATUS_COLS)
-		elog(ERROR, "incorrect number of output arguments");
+	result_begin(fcinfo, &result, status_columns, STATUS_COLS);
 
 	for (int id = 0; id < PCC_NUM_GATE_IDS; id++)
 	{
@@ -224,7 +332,7 @@ pg_concurrency_control_status(PG_FUNCTION_ARGS)
 		values[i++] = BoolGetDatum(s.auto_on);
 		i += put_auto_inputs(&s, values + i, nulls + i);
 		Assert(i == STATUS_COLS);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		result_put(&result, values, nulls);
 	}
 	return (Datum) 0;
 }
@@ -241,7 +349,7 @@ pcc_time_to_wall(PccTime t)
 
 /* One row of backends(); ticket and turn are NULL when zero. */
 static void
-put_backend_row(ReturnSetInfo *rsinfo, int pid, PccGateId id,
+put_backend_row(PccResult *result, int pid, PccGateId id,
 				const char *state, TimestampTz since, uint64 ticket,
 				uint64 turn, PccPriority priority)
 {
@@ -257,19 +365,17 @@ put_backend_row(ReturnSetInfo *rsinfo, int pid, PccGateId id,
 	values[5] = Int64GetDatum((int64) turn);
 	nulls[5] = turn == 0;
 	values[6] = CStringGetTextDatum(pcc_priority_name(priority));
-	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	result_put(result, values, nulls);
 }
 
 /* pg_concurrency_control_backends(): who holds, keeps or waits for a slot. */
 Datum
 pg_concurrency_control_backends(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	PccResult	result;
 
 	pcc_require_shared();
-	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != BACKENDS_COLS)
-		elog(ERROR, "incorrect number of output arguments");
+	result_begin(fcinfo, &result, backends_columns, BACKENDS_COLS);
 
 	for (int i = 0; i < pcc_shared->nbackends; i++)
 	{
@@ -284,12 +390,12 @@ pg_concurrency_control_backends(PG_FUNCTION_ARGS)
 		held = pg_atomic_read_u32(&be->held);
 		for (int id = 0; id < PCC_NUM_GATE_IDS; id++)
 			if (held & (1U << id))
-				put_backend_row(rsinfo, pid, id, "running", be->held_since[id],
+				put_backend_row(&result, pid, id, "running", be->held_since[id],
 								be->held_ticket[id], be->held_turn[id],
 								be->held_priority[id]);
 		linger_gate = be->linger_gate;
 		if (linger_gate != PCC_NO_GATE)
-			put_backend_row(rsinfo, pid, linger_gate, "lingering",
+			put_backend_row(&result, pid, linger_gate, "lingering",
 							pcc_time_to_wall(be->turn_start[linger_gate]),
 							be->held_ticket[linger_gate],
 							be->held_turn[linger_gate],
@@ -297,7 +403,7 @@ pg_concurrency_control_backends(PG_FUNCTION_ARGS)
 		queue_gate = be->queue_gate;
 		if (queue_gate != PCC_NO_GATE &&
 			pg_atomic_read_u32(&be->status) == PCC_WAIT_QUEUED)
-			put_backend_row(rsinfo, pid, queue_gate, "waiting",
+			put_backend_row(&result, pid, queue_gate, "waiting",
 							pcc_time_to_wall(be->queue_since),
 							be->queue_ticket, 0,
 							be->queue_priority);
@@ -318,14 +424,14 @@ pg_concurrency_control_reset(PG_FUNCTION_ARGS)
 }
 
 static void
-put_problem(ReturnSetInfo *rsinfo, PccGateId id, const char *problem)
+put_problem(PccResult *result, PccGateId id, const char *problem)
 {
 	Datum		values[CHECK_COLS];
 	bool		nulls[CHECK_COLS] = {0};
 
 	values[0] = CStringGetTextDatum(pcc_gate_name(id));
 	values[1] = CStringGetTextDatum(problem);
-	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	result_put(result, values, nulls);
 }
 
 /*
@@ -337,12 +443,10 @@ put_problem(ReturnSetInfo *rsinfo, PccGateId id, const char *problem)
 Datum
 pg_concurrency_control_check(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	PccResult	result;
 
 	pcc_require_shared();
-	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != CHECK_COLS)
-		elog(ERROR, "incorrect number of output arguments");
+	result_begin(fcinfo, &result, check_columns, CHECK_COLS);
 
 	for (int id = 0; id < PCC_NUM_GATE_IDS; id++)
 	{
@@ -359,21 +463,21 @@ pg_concurrency_control_check(PG_FUNCTION_ARGS)
 				holders++;
 
 		if (l.queue_length != (int) l.waiting)
-			put_problem(rsinfo, id, psprintf("queue holds %d backends but waiting is %u",
+			put_problem(&result, id, psprintf("queue holds %d backends but waiting is %u",
 											 l.queue_length, l.waiting));
 		if (!l.queue_consistent)
-			put_problem(rsinfo, id, "a queued backend is not marked as queued on this gate in its class");
+			put_problem(&result, id, "a queued backend is not marked as queued on this gate in its class");
 		if (!l.lingering_consistent)
-			put_problem(rsinfo, id, "the lingering list does not match the backends keeping a slot");
+			put_problem(&result, id, "the lingering list does not match the backends keeping a slot");
 		if (holders + s.lingering != s.running)
-			put_problem(rsinfo, id, psprintf("%u backends hold a slot and %d keep one but running is %u",
+			put_problem(&result, id, psprintf("%u backends hold a slot and %d keep one but running is %u",
 											 holders, s.lingering, s.running));
 		if (s.admitted - s.released != s.running)
-			put_problem(rsinfo, id, psprintf("admitted - released = " UINT64_FORMAT " but running is %u",
+			put_problem(&result, id, psprintf("admitted - released = " UINT64_FORMAT " but running is %u",
 											 s.admitted - s.released, s.running));
 		if (s.waiting > 0 && s.limit != PCC_UNLIMITED &&
 			s.running - Min(s.running, s.stuck) < s.limit)
-			put_problem(rsinfo, id, psprintf("%u waiting while only %u of %u slots are in use",
+			put_problem(&result, id, psprintf("%u waiting while only %u of %u slots are in use",
 											 s.waiting, s.running, s.limit));
 	}
 	return (Datum) 0;

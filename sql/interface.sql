@@ -30,4 +30,38 @@ SELECT pg_concurrency_control_reset();
 RESET ROLE;
 DROP OWNED BY pcc_reader;
 DROP ROLE pcc_reader;
+-- Upgrades: a later version appends columns to a function's row type and
+-- to its view.  Grants and the views users built stay, and a library older
+-- than the extension (a standby's, before its package upgrade) returns
+-- NULL in the columns it does not know.
+CREATE ROLE pcc_grafana;
+GRANT EXECUTE ON FUNCTION pg_concurrency_control_backends() TO pcc_grafana;
+CREATE VIEW pcc_dashboard AS SELECT gate, running FROM pg_concurrency_control;
+BEGIN;
+ALTER TYPE pg_concurrency_control_status_row ADD ATTRIBUTE newer_column bigint;
+CREATE OR REPLACE VIEW pg_concurrency_control AS
+    SELECT * FROM pg_concurrency_control_status();
+ALTER TYPE pg_concurrency_control_backends_row ADD ATTRIBUTE newer_column bigint;
+SET ROLE pcc_grafana;
+SELECT count(*) AS gates, count(newer_column) AS filled FROM pg_concurrency_control;
+SELECT count(*) >= 1 AS sees_itself, count(newer_column) AS filled
+  FROM pg_concurrency_control_backends();
+RESET ROLE;
+SELECT count(*) AS gates FROM pcc_dashboard;
+ROLLBACK;
+-- A library newer than the installed definition (a package upgrade before
+-- ALTER EXTENSION UPDATE) fills the columns that definition declares.
+CREATE FUNCTION pcc_status_older(OUT running integer, OUT gate text)
+RETURNS SETOF record
+AS 'pg_concurrency_control', 'pg_concurrency_control_status' LANGUAGE C;
+SELECT gate, running >= 0 AS counted FROM pcc_status_older() ORDER BY gate;
+-- A definition that gives one of its columns another type is none of ours.
+CREATE FUNCTION pcc_status_other(OUT gate text, OUT running bigint)
+RETURNS SETOF record
+AS 'pg_concurrency_control', 'pg_concurrency_control_status' LANGUAGE C;
+SELECT count(*) FROM pcc_status_other();
+DROP FUNCTION pcc_status_older(), pcc_status_other();
+DROP VIEW pcc_dashboard;
+DROP OWNED BY pcc_grafana;
+DROP ROLE pcc_grafana;
 DROP EXTENSION pg_concurrency_control;
