@@ -30,14 +30,22 @@ my $h = IPC::Run::start(
 	'<', \undef, '>', $node->basedir . '/exporter.log', '2>&1',
 	init => sub { $ENV{DATA_SOURCE_NAME} = $dsn });
 
+# One scrape's text, or undef.
+sub scrape_all
+{
+	my ($at) = @_;
+	my $r = HTTP::Tiny->new(timeout => 10)->get("http://127.0.0.1:$at/metrics");
+	return $r->{success} ? $r->{content} : undef;
+}
+
 # One series' value from a scrape, or undef.
 sub scrape
 {
 	my ($metric, $gate) = @_;
-	my $r = HTTP::Tiny->new(timeout => 10)->get("http://127.0.0.1:$port/metrics");
-	return undef unless $r->{success};
+	my $content = scrape_all($port);
+	return undef unless defined $content;
 	return $1
-	  if $r->{content} =~ /^pg_concurrency_control_${metric}\{[^}]*gate="$gate"[^}]*\} (\S+)$/m;
+	  if $content =~ /^pg_concurrency_control_${metric}\{[^}]*gate="$gate"[^}]*\} (\S+)$/m;
 	return undef;
 }
 
@@ -82,6 +90,30 @@ like(scrape('baseline_seconds', 'query'), qr/NaN/, 'a static gate has no adaptiv
 is(scrape('turn_budget_seconds', 'query'), '0.3',
 	'turn_budget_seconds is max_turn_wait (300 ms) while the mean wait is short');
 
+# With --auto-discover-databases the gates are still one set of series: the
+# query runs in the database the exporter connects to, not in every one
+# (the others lack the extension, and would repeat the server's gates).
+$node->safe_psql('postgres', 'CREATE DATABASE pccother');
+my $port2 = PostgreSQL::Test::Cluster::get_free_port();
+my $h2 = IPC::Run::start(
+	[ $exporter, "--web.listen-address=127.0.0.1:$port2",
+		"--extend.query-path=$queries", '--disable-default-metrics',
+		'--disable-settings-metrics', '--auto-discover-databases' ],
+	'<', \undef, '>', $node->basedir . '/exporter2.log', '2>&1',
+	init => sub { $ENV{DATA_SOURCE_NAME} = $dsn });
+my $all;
+for (1 .. 100)
+{
+	$all = scrape_all($port2);
+	last if defined $all && $all =~ /^pg_concurrency_control_max_concurrency\{/m;
+	usleep(100_000);
+}
+$all //= '';
+my @limits = ($all =~ /^pg_concurrency_control_max_concurrency\{[^}]*gate="query"/mg);
+is(scalar @limits, 1, 'with databases discovered, one series per gate');
+like($all, qr/^pg_exporter_last_scrape_error 0$/m, 'and the scrape has no error');
+
 $h->kill_kill;
+$h2->kill_kill;
 $_->quit for ($a, $b, $c);
 done_testing();
