@@ -40,6 +40,11 @@ trap cleanup EXIT
 mkdir "$WORK/src"
 (cd "$ROOT" && tar --exclude=.git --exclude=docs --exclude='*.o' --exclude='*.so' \
 	--exclude='*.bc' --exclude=pgbench_scripts/pccload -cf - .) | tar -xf - -C "$WORK/src"
+# What a build by hand (for another PostgreSQL version, say) leaves in a
+# tree, newer than the sources: the package builds its own (pg_buildext's
+# clean runs make clean).
+for c in "$WORK"/src/pg_concurrency_control/*.c; do echo stale >"${c%.c}.o"; done
+echo stale >"$WORK/src/pg_concurrency_control.so"
 
 build() {
 	cd "$WORK/src" && pg_buildext updatecontrol && dpkg-buildpackage -us -uc -b
