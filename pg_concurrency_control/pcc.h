@@ -31,7 +31,8 @@
  *   without it once granted, since nobody else touches a granted entry.
  * - PccBackend.held and the hold records (held_since, served_since,
  *   held_ticket, held_turn, held_priority, turn_start) are written only by
- *   the owning backend, in pcc_gate_acquire/release/linger/resume; others
+ *   the owning backend, in pcc_gate_acquire/release/linger/resume (and
+ *   held is cleared when it registers, pcc_register_backend); others
  *   read them racily for monitoring and for the deadlock escape, except
  *   turn_start of a lingering slot, which the owner does not touch while
  *   it lingers and a reclaimer reads under the gate mutex.

@@ -639,8 +639,14 @@ pcc_gate_sleep(long timeout_ms)
 
 	if (wait_event == 0)
 		wait_event = pcc_wait_event("ConcurrencyControlQueue");
-	/* as pq_check_connection() does; every user of the set re-arms it */
-	ModifyWaitEvent(FeBeWaitSet, FeBeWaitSetSocketPos, WL_SOCKET_CLOSED, NULL);
+	/*
+	 * As pq_check_connection() does; every user of the set re-arms it.
+	 * Where the kernel cannot report a closed socket (no epoll or kqueue),
+	 * the session ends at its next read instead.
+	 */
+	if (WaitEventSetCanReportClosed())
+		ModifyWaitEvent(FeBeWaitSet, FeBeWaitSetSocketPos, WL_SOCKET_CLOSED,
+						NULL);
 	rc = WaitEventSetWait(FeBeWaitSet, timeout_ms, &event, 1, wait_event);
 	if (rc == 0)
 		return false;
