@@ -72,10 +72,11 @@
  * PccTime from pcc_now(); a step of the wall clock changes none of them.
  * Two inputs are PostgreSQL's wall time: where a statement began (from its
  * statement start, which only shortens the client wait service time leaves
- * out) and how long a holder has waited for a lock (PGPROC.waitStart, for
- * the deadlock escape).  Wall time (TimestampTz) is kept otherwise only for
- * what users read: held_since, reset_time, config_loaded; PccTime instants
- * are shown to users through pcc_time_to_wall().
+ * out) and how old a lock wait is when the watchdog first sees it
+ * (PGPROC.waitStart, credited at most the time since its previous pass:
+ * LockWait in pcc_watchdog.c).  Wall time (TimestampTz) is kept otherwise
+ * only for what users read: held_since, reset_time, config_loaded; PccTime
+ * instants are shown to users through pcc_time_to_wall().
  *
  *-------------------------------------------------------------------------
  */

@@ -1095,34 +1095,3 @@ pcc_gate_reset_stats(PccGate *gate, TimestampTz now)
 	gate->reset_time = now;
 	SpinLockRelease(&gate->mutex);
 }
-
-/*
- * Count the holders of gate id that have been blocked on a heavyweight lock
- * for at least deadlock_timeout.  Such a holder may be waiting for a lock
- * that a queued backend holds, a deadlock the lock manager cannot see; the
- * grant logic does not count them against the limit.
- */
-int
-pcc_gate_count_stuck_holders(PccGateId id, TimestampTz now)
-{
-	int			stuck = 0;
-	uint32		bit = 1U << id;
-
-	for (int i = 0; i < pcc_shared->nbackends; i++)
-	{
-		PccBackend *be = &pcc_shared->backends[i];
-		PGPROC	   *proc;
-		TimestampTz since;
-
-		if ((pg_atomic_read_u32(&be->held) & bit) == 0)
-			continue;
-		proc = &ProcGlobal->allProcs[i];
-		if (proc->waitLock == NULL)
-			continue;
-		since = PCC_PROC_LOCK_WAIT_START(proc);
-		if (since != 0 &&
-			TimestampDifferenceExceeds(since, now, DeadlockTimeout))
-			stuck++;
-	}
-	return stuck;
-}

@@ -24,7 +24,6 @@ extern void pcc_gate_grant_waiters(PccGate *gate);
 extern int64 pcc_gate_turn_us(PccGate *gate);
 extern int64 pcc_gate_turn_budget_us(PccGate *gate);
 extern void pcc_gate_reset_stats(PccGate *gate, TimestampTz now);
-extern int	pcc_gate_count_stuck_holders(PccGateId id, TimestampTz now);
 extern const char *pcc_gate_name(PccGateId id);
 extern const char *pcc_limit_guc_name(PccGateId id);
 extern const char *pcc_priority_name(PccPriority priority);

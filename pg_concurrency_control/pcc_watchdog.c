@@ -39,6 +39,7 @@
 #include "storage/latch.h"
 #include "storage/proc.h"
 #include "utils/guc.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #include "pcc_auto.h"
@@ -53,6 +54,26 @@
  * few milliseconds past its grace on a gate where nothing else moves.
  */
 #define PCC_KEPT_POLL_MIN_MS	5
+
+/*
+ * The lock wait of a backend, timed on the monotonic clock.  PostgreSQL
+ * records when a wait began on the wall clock (PGPROC.waitStart), where a
+ * step of the clock would make every wait look hours long, or not begun.
+ * So the pass that first sees a wait times it from then, crediting its
+ * wall-clock age up to the time since the pass before, which would have
+ * seen it had it begun earlier.  Indexed like pcc_shared->backends; the
+ * worker's own memory.
+ */
+typedef struct LockWait
+{
+	TimestampTz start;			/* its waitStart, which names it; 0: none */
+	PccTime		since;			/* when it began, on the monotonic clock */
+} LockWait;
+
+static LockWait *lock_waits = NULL;
+
+/* When the last full pass timed the lock waits; 0 before the first. */
+static PccTime lock_waits_timed = 0;
 
 /*
  * How often to make a full pass: a quarter of deadlock_timeout, within
@@ -106,17 +127,56 @@ pcc_watchdog_kept_interval(void)
 	return interval;
 }
 
+/* Note the lock waits begun and ended since the last pass (LockWait). */
+static void
+pcc_watchdog_time_lock_waits(PccTime now)
+{
+	TimestampTz wall_now = GetCurrentTimestamp();
+	int64		most_credit = lock_waits_timed == 0 ? 0 : now - lock_waits_timed;
+
+	for (int i = 0; i < pcc_shared->nbackends; i++)
+	{
+		PGPROC	   *proc = &ProcGlobal->allProcs[i];
+		TimestampTz start = 0;
+
+		if (proc->waitLock != NULL)
+			start = PCC_PROC_LOCK_WAIT_START(proc);
+		if (start != 0 && start != lock_waits[i].start)
+			lock_waits[i].since = now - Max(0, Min(wall_now - start, most_credit));
+		lock_waits[i].start = start;
+	}
+	lock_waits_timed = now;
+}
+
+/*
+ * Count the holders of gate id that have been blocked on a heavyweight lock
+ * for at least deadlock_timeout.  Such a holder may be waiting for a lock
+ * that a queued backend holds, a deadlock the lock manager cannot see; the
+ * grant logic does not count them against the limit.
+ */
+static uint32
+pcc_watchdog_count_stuck(PccGateId id, PccTime now)
+{
+	uint32		stuck = 0;
+
+	for (int i = 0; i < pcc_shared->nbackends; i++)
+		if ((pg_atomic_read_u32(&pcc_shared->backends[i].held) & (1U << id)) &&
+			lock_waits[i].start != 0 &&
+			now - lock_waits[i].since >= (int64) DeadlockTimeout * 1000)
+			stuck++;
+	return stuck;
+}
+
 /*
  * The full pass over the gates: adaptive limits, holders stuck on
- * heavyweight locks, grants.  Lock waits are timed on the wall clock, as
- * PostgreSQL records their start (PGPROC.waitStart).
+ * heavyweight locks, grants.
  */
 static void
 pcc_watchdog_scan(void)
 {
 	PccTime		now = pcc_now();
-	TimestampTz wall_now = GetCurrentTimestamp();
 
+	pcc_watchdog_time_lock_waits(now);
 	for (int id = 0; id < PCC_NUM_GATE_IDS; id++)
 	{
 		PccGate    *gate = pcc_gate(id);
@@ -127,7 +187,7 @@ pcc_watchdog_scan(void)
 										 pcc_log_auto ? pcc_gate_name(id) : NULL);
 
 		if (pcc_state_waiting(state) > 0)
-			stuck = pcc_gate_count_stuck_holders(id, wall_now);
+			stuck = pcc_watchdog_count_stuck(id, now);
 		if (pg_atomic_read_u32(&gate->stuck) != stuck)
 			pg_atomic_write_u32(&gate->stuck, stuck);
 		if (grew || pcc_state_waiting(state) > 0 || gate->nlingering > 0)
@@ -179,6 +239,8 @@ pcc_watchdog_main(Datum main_arg)
 	/* no database: in pg_stat_activity and ProcSignal (pcc_register_watchdog) */
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 
+	lock_waits = MemoryContextAllocZero(TopMemoryContext,
+										pcc_shared->nbackends * sizeof(LockWait));
 	wait_event = pcc_wait_event("ConcurrencyControlWatchdog");
 	pg_atomic_write_u32(&pcc_shared->watchdog_procno, (uint32) PCC_MY_PROCNO());
 	on_shmem_exit(pcc_watchdog_exit, (Datum) 0);

@@ -1,6 +1,7 @@
 # Intervals are measured on the monotonic clock: a step of the wall clock
-# (libfaketime moves it under the server) neither times a waiter out nor
-# keeps a turn past its quantum.
+# (libfaketime moves it under the server) neither times a waiter out, keeps
+# a turn past its quantum, nor makes a lock wait look old to the deadlock
+# escape.
 use strict;
 use warnings;
 use FindBin;
@@ -43,6 +44,27 @@ $node->stop;
 	$node->start;
 }
 
+# A watchdog that has run a while no longer follows the offset file
+# (libfaketime 0.9.10; backends do): start a fresh one before a step that
+# it must see.
+sub fresh_watchdog
+{
+	my $old = watchdog_pid($node);
+	$node->safe_psql('pccmon', "SELECT pg_terminate_backend($old)");
+	ok(wait_until($node,
+		"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = "
+		  . "'pg_concurrency_control watchdog' AND pid <> $old"),
+		'a fresh watchdog');
+}
+
+# How far a session's wall clock is ahead of the real one, in hours.
+sub hours_ahead
+{
+	my ($s) = @_;
+	my $t = $s->query_safe('SELECT extract(epoch FROM clock_timestamp())');
+	return sprintf('%.0f', ($t - time()) / 3600);
+}
+
 my $holder = session($node);
 my $w = session($node);
 
@@ -62,14 +84,18 @@ $holder->query_safe('COMMIT');
 my ($out, $err) = finish($w);
 is($err, '', 'admitted without an error when the holder commits');
 $w->query_safe('COMMIT');
+is(hours_ahead($w), '2', 'the waiter\'s clock had jumped');
 
 # --- a step back does not keep a turn past its quantum
 set_offset('+0');
-$holder->query_safe('BEGIN');
-$holder->query_safe('SELECT 1');
+fresh_watchdog();
+# a new session: the pause above would make the holder's client look slow
+my $turn = session($node);
+$turn->query_safe('BEGIN');
+$turn->query_safe('SELECT 1');
 send_sql($w, 'BEGIN;');
 ok(wait_gate($node, 'transaction', 'waiting', 1), 'a session waits');
-$holder->query_safe('COMMIT');
+$turn->query_safe('COMMIT');
 ok(wait_gate($node, 'transaction', 'lingering', 1),
 	'the holder keeps its slot for the rest of its turn');
 my $t0 = time();
@@ -80,8 +106,34 @@ ok(wait_until($node,
 ok(time() - $t0 < 5, 'within seconds');
 finish($w);
 $w->query_safe('COMMIT');
+
+# --- a step forward does not set off the deadlock escape: a holder that
+# has waited a moment for a lock still counts against the limit
+set_offset('+0');
+fresh_watchdog();
+$node->safe_psql('postgres', 'CREATE TABLE clock_lock (id int)');
+my $locker = session($node);
+$locker->query_safe('SET pg_concurrency_control.bypass = on');
+$locker->query_safe('BEGIN');
+$locker->query_safe('LOCK TABLE clock_lock');
+$holder->query_safe('BEGIN');
+send_sql($holder, 'SELECT count(*) FROM clock_lock;');
+ok(wait_until($node,
+	"SELECT count(*) = 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock'"),
+	'the slot holder waits for a lock');
+send_sql($w, 'BEGIN;');
+ok(wait_gate($node, 'transaction', 'waiting', 1), 'a session waits for its slot');
+set_offset('+2h');
+sleep(1);    # four passes of the watchdog
+is(gate_value($node, 'transaction',
+		"waiting || '/' || lock_escapes || '/' || lock_blocked"), '1/0/0',
+	'the wall clock jumped 2 h ahead: the lock wait is no older, nobody escapes');
+$locker->query_safe('COMMIT');
+finish($holder);
+$holder->query_safe('COMMIT');
+finish($w);
+$w->query_safe('COMMIT');
 set_offset('+0');
 no_problems($node, 'clock steps');
-$holder->quit;
-$w->quit;
+$_->quit for ($holder, $w, $turn, $locker);
 done_testing();
