@@ -19,6 +19,7 @@ CREATE TYPE pg_concurrency_control_status_row AS (
     queued bigint,
     timeouts bigint,
     rejected bigint,
+    abandoned bigint,
     overcommitted bigint,
     lock_escapes bigint,
     lock_blocked integer,

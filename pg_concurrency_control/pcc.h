@@ -294,6 +294,7 @@ typedef struct PccGate
 	uint64		queued;			/* admitted after waiting */
 	uint64		timeouts;		/* control timeouts expired */
 	uint64		rejected;		/* refused: queue full or timeout error */
+	uint64		abandoned;		/* waits ended by an error or exit */
 	uint64		overcommitted;	/* ran without a slot (TCC_break) */
 	uint64		escapes;		/* admitted past a lock-blocked holder */
 	uint64		total_wait_us;	/* summed over queued admissions */

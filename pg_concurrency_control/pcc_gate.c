@@ -842,8 +842,10 @@ pcc_gate_give_back(PccGate *gate)
 }
 
 /*
- * Leave the queue after an error or at exit.  If a slot was granted at the
- * same moment, it is passed on rather than lost.
+ * Leave the queue after an error or at exit (counted as abandoned: cancel,
+ * statement_timeout, termination, a lost client; a control timeout has
+ * left it already).  If a slot was granted at the same moment, it is
+ * passed on rather than lost.
  */
 void
 pcc_gate_abandon_wait(void)
@@ -866,7 +868,10 @@ pcc_gate_abandon_wait(void)
 	if (granted)
 		pg_atomic_write_u32(&me->status, PCC_WAIT_NONE);
 	else if (pg_atomic_read_u32(&me->status) == PCC_WAIT_QUEUED)
+	{
 		pcc_gate_unqueue(gate, me, PCC_WAIT_NONE);
+		gate->abandoned++;
+	}
 	me->queue_gate = PCC_NO_GATE;
 	SpinLockRelease(&gate->mutex);
 
@@ -1087,6 +1092,7 @@ pcc_gate_reset_stats(PccGate *gate, TimestampTz now)
 	gate->queued = 0;
 	gate->timeouts = 0;
 	gate->rejected = 0;
+	gate->abandoned = 0;
 	gate->overcommitted = 0;
 	gate->escapes = 0;
 	gate->total_wait_us = 0;

@@ -48,7 +48,8 @@ typedef struct PccColumn
 static const PccColumn status_columns[] = {
 	{"gate", TEXTOID}, {"max_concurrency", INT4OID}, {"running", INT4OID},
 	{"waiting", INT4OID}, {"admitted", INT8OID}, {"queued", INT8OID},
-	{"timeouts", INT8OID}, {"rejected", INT8OID}, {"overcommitted", INT8OID},
+	{"timeouts", INT8OID}, {"rejected", INT8OID}, {"abandoned", INT8OID},
+	{"overcommitted", INT8OID},
 	{"lock_escapes", INT8OID}, {"lock_blocked", INT4OID},
 	{"total_wait_ms", FLOAT8OID}, {"max_wait_ms", FLOAT8OID},
 	{"mean_wait_ms", FLOAT8OID}, {"stats_reset", TIMESTAMPTZOID},
@@ -109,6 +110,7 @@ typedef struct GateSnapshot
 	uint64		queued;
 	uint64		timeouts;
 	uint64		rejected;
+	uint64		abandoned;
 	uint64		overcommitted;
 	uint64		escapes;
 	uint64		total_wait_us;
@@ -214,6 +216,7 @@ snapshot_gate(PccGateId id, GateSnapshot *s)
 	s->queued = gate->queued;
 	s->timeouts = gate->timeouts;
 	s->rejected = gate->rejected;
+	s->abandoned = gate->abandoned;
 	s->overcommitted = gate->overcommitted;
 	s->escapes = gate->escapes;
 	s->total_wait_us = gate->total_wait_us;
@@ -317,6 +320,7 @@ pg_concurrency_control_status(PG_FUNCTION_ARGS)
 		values[i++] = Int64GetDatum((int64) s.queued);
 		values[i++] = Int64GetDatum((int64) s.timeouts);
 		values[i++] = Int64GetDatum((int64) s.rejected);
+		values[i++] = Int64GetDatum((int64) s.abandoned);
 		values[i++] = Int64GetDatum((int64) s.overcommitted);
 		values[i++] = Int64GetDatum((int64) s.escapes);
 		values[i++] = Int32GetDatum((int32) s.stuck);

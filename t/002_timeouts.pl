@@ -31,8 +31,9 @@ like($err, qr/HINT:  Raise pg_concurrency_control.transaction_concurrency/,
 	'the hint names the GUC to raise');
 $w->{stderr} = '';
 is($w->query_safe('SELECT 1'), '1', 'the failed BEGIN left no aborted block behind');
-is(gate_value($node, 'transaction', "timeouts || '/' || rejected || '/' || waiting"),
-	'1/1/0', 'timeout counted, waiter gone');
+is(gate_value($node, 'transaction',
+		"timeouts || '/' || rejected || '/' || waiting || '/' || abandoned"),
+	'1/1/0/0', 'timeout counted, waiter gone, not as an abandoned wait');
 
 # --- proceed (TCC_break): runs without a slot, counted as overcommitted
 $w->query_safe("SET pg_concurrency_control.timeout_action = 'TCC_break'");

@@ -41,6 +41,7 @@ ok(wait_gate($node, 'transaction', 'waiting', 1), 'waiter queued');
 pcc_sql("SELECT pg_cancel_backend($wpid)");
 my ($out, $err) = finish($w);
 like($err, qr/canceling statement due to user request/, 'cancel interrupts the wait');
+is(gate_value($node, 'transaction', 'abandoned'), '1', 'the wait counts as abandoned');
 $holder->query_safe('COMMIT');
 gate_free('cancel while waiting');
 
@@ -52,6 +53,7 @@ $err = $w->{stderr};
 $w->{stderr} = '';
 like($err, qr/canceling statement due to statement timeout/,
 	'statement_timeout interrupts the wait');
+is(gate_value($node, 'transaction', 'abandoned'), '2', 'so does this wait');
 $w->query_safe('RESET statement_timeout');
 $holder->query_safe('COMMIT');
 gate_free('statement_timeout while waiting');
@@ -62,6 +64,7 @@ send_sql($w, 'BEGIN;');
 ok(wait_gate($node, 'transaction', 'waiting', 1), 'waiter queued again');
 pcc_sql("SELECT pg_terminate_backend($wpid)");
 ok(wait_gate($node, 'transaction', 'waiting', 0), 'terminated waiter leaves the queue');
+is(gate_value($node, 'transaction', 'abandoned'), '3', 'and its wait counts as abandoned');
 $w->{run}->kill_kill;
 $holder->query_safe('COMMIT');
 gate_free('terminate while waiting');
