@@ -59,10 +59,12 @@
  * The lock wait of a backend, timed on the monotonic clock.  PostgreSQL
  * records when a wait began on the wall clock (PGPROC.waitStart), where a
  * step of the clock would make every wait look hours long, or not begun.
- * So the pass that first sees a wait times it from then, crediting its
- * wall-clock age up to the time since the pass before, which would have
- * seen it had it begun earlier.  Indexed like pcc_shared->backends; the
- * worker's own memory.
+ * So the pass that first sees a slot holder's wait times it from then,
+ * crediting its wall-clock age up to the time since the pass before, which
+ * would have seen it had it begun earlier: a backend waits for a lock only
+ * after it has taken its slot.  A restarted worker times every wait anew,
+ * so the escape may then come up to deadlock_timeout late.  Indexed like
+ * pcc_shared->backends; the worker's own memory.
  */
 typedef struct LockWait
 {
@@ -71,6 +73,13 @@ typedef struct LockWait
 } LockWait;
 
 static LockWait *lock_waits = NULL;
+
+/*
+ * The start of a wait whose waitStart PostgreSQL has cleared while it goes
+ * on (ProcWakeup, called by a waiting backend's own deadlock check, clears
+ * the caller's), first seen so: timed from then, without credit.
+ */
+#define LOCK_WAIT_UNTIMED	((TimestampTz) -1)
 
 /* When the last full pass timed the lock waits; 0 before the first. */
 static PccTime lock_waits_timed = 0;
@@ -127,7 +136,11 @@ pcc_watchdog_kept_interval(void)
 	return interval;
 }
 
-/* Note the lock waits begun and ended since the last pass (LockWait). */
+/*
+ * Note the lock waits of slot holders begun and ended since the last pass
+ * (LockWait).  Only holders: their PGPROCs are few, and a pass reads no
+ * other backend's.
+ */
 static void
 pcc_watchdog_time_lock_waits(PccTime now)
 {
@@ -139,10 +152,17 @@ pcc_watchdog_time_lock_waits(PccTime now)
 		PGPROC	   *proc = &ProcGlobal->allProcs[i];
 		TimestampTz start = 0;
 
-		if (proc->waitLock != NULL)
+		if (pg_atomic_read_u32(&pcc_shared->backends[i].held) != 0 &&
+			proc->waitLock != NULL)
+		{
 			start = PCC_PROC_LOCK_WAIT_START(proc);
+			if (start == 0)
+				start = lock_waits[i].start != 0 ? lock_waits[i].start :
+					LOCK_WAIT_UNTIMED;
+		}
 		if (start != 0 && start != lock_waits[i].start)
-			lock_waits[i].since = now - Max(0, Min(wall_now - start, most_credit));
+			lock_waits[i].since = now - (start == LOCK_WAIT_UNTIMED ? 0 :
+										 Max(0, Min(wall_now - start, most_credit)));
 		lock_waits[i].start = start;
 	}
 	lock_waits_timed = now;

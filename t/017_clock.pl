@@ -128,6 +128,12 @@ sleep(1);    # four passes of the watchdog
 is(gate_value($node, 'transaction',
 		"waiting || '/' || lock_escapes || '/' || lock_blocked"), '1/0/0',
 	'the wall clock jumped 2 h ahead: the lock wait is no older, nobody escapes');
+# the watchdog's own clock jumped too: it stamps a reload it applies
+$node->safe_psql('pccmon', 'SELECT pg_reload_conf()');
+my $real = time();
+ok(wait_until($node,
+	"SELECT extract(epoch FROM pg_concurrency_control_config_loaded()) > $real + 3600"),
+	'as the watchdog saw it');
 $locker->query_safe('COMMIT');
 finish($holder);
 $holder->query_safe('COMMIT');
