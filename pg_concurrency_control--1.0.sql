@@ -5,10 +5,11 @@
 -- Gating works without CREATE EXTENSION: these are the monitoring and
 -- control functions.  The set-returning ones return a row type of their
 -- own, so that a later version adds columns with ALTER TYPE ... ADD
--- ATTRIBUTE and CREATE OR REPLACE VIEW: the functions and views stay, and
--- with them a DBA's GRANT/REVOKE and the views built on them.  Columns
--- are only ever appended.  The library fills the columns the installed
--- version declares, matched by name, and NULL in those it does not know.
+-- ATTRIBUTE ... CASCADE (CASCADE for tables a user made OF them) and
+-- CREATE OR REPLACE VIEW: the functions and views stay, and with them a
+-- DBA's GRANT/REVOKE and the views built on them.  Columns are only ever
+-- appended.  The library fills the columns the installed version
+-- declares, matched by name, and NULL in those it does not know.
 
 CREATE TYPE pg_concurrency_control_status_row AS (
     gate text,

@@ -37,6 +37,7 @@ DROP ROLE pcc_reader;
 CREATE ROLE pcc_grafana;
 GRANT EXECUTE ON FUNCTION pg_concurrency_control_backends() TO pcc_grafana;
 CREATE VIEW pcc_dashboard AS SELECT gate, running FROM pg_concurrency_control;
+CREATE VIEW pcc_direct AS SELECT * FROM pg_concurrency_control_status();
 BEGIN;
 ALTER TYPE pg_concurrency_control_status_row ADD ATTRIBUTE newer_column bigint;
 CREATE OR REPLACE VIEW pg_concurrency_control AS
@@ -48,6 +49,12 @@ SELECT count(*) >= 1 AS sees_itself, count(newer_column) AS filled
   FROM pg_concurrency_control_backends();
 RESET ROLE;
 SELECT count(*) AS gates FROM pcc_dashboard;
+SELECT count(*) AS gates FROM pcc_direct;
+SELECT count((s).gate) AS gates, count((s).newer_column) AS filled
+  FROM (SELECT pg_concurrency_control_status() AS s) x;
+-- a dropped attribute is skipped
+ALTER TYPE pg_concurrency_control_backends_row DROP ATTRIBUTE ticket;
+SELECT count(*) >= 1 AS sees_itself FROM pg_concurrency_control_backends();
 ROLLBACK;
 -- A library newer than the installed definition (a package upgrade before
 -- ALTER EXTENSION UPDATE) fills the columns that definition declares.
@@ -61,7 +68,7 @@ RETURNS SETOF record
 AS 'pg_concurrency_control', 'pg_concurrency_control_status' LANGUAGE C;
 SELECT count(*) FROM pcc_status_other();
 DROP FUNCTION pcc_status_older(), pcc_status_other();
-DROP VIEW pcc_dashboard;
+DROP VIEW pcc_dashboard, pcc_direct;
 DROP OWNED BY pcc_grafana;
 DROP ROLE pcc_grafana;
 DROP EXTENSION pg_concurrency_control;
