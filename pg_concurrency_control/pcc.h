@@ -62,7 +62,8 @@
  *   read them.  PccGate.stuck, the controller's state, config_loaded and
  *   watchdog_procno are the worker's too.
  * - The group table (group_labels, group_configured) changes only under
- *   groups_lock, where backends also resolve their group.  The watchdog
+ *   groups_lock, where backends also resolve their group and the SQL
+ *   functions copy the names they show.  The watchdog
  *   takes a group gate's mutex under it, to reset the totals of a place
  *   that changes hands; nothing takes groups_lock under a gate's mutex.
  *   How a place changes hands safely: find_free_places in pcc_group.c.

@@ -26,6 +26,7 @@
 
 #include "pcc_auto.h"
 #include "pcc_gate.h"
+#include "pcc_group.h"
 
 PG_FUNCTION_INFO_V1(pg_concurrency_control_status);
 PG_FUNCTION_INFO_V1(pg_concurrency_control_backends);
@@ -89,6 +90,8 @@ typedef struct PccResult
 	int		   *source;			/* per declared column: ours, or -1 */
 	Datum	   *values;			/* one declared row */
 	bool	   *nulls;
+	/* the groups' names when it began, copied under groups_lock */
+	char		group_labels[PCC_MAX_GROUPS][PCC_GROUP_LABEL_LEN];
 } PccResult;
 
 /*
@@ -146,6 +149,7 @@ result_begin(FunctionCallInfo fcinfo, PccResult *r,
 	TupleDesc	desc;
 
 	InitMaterializedSRF(fcinfo, 0);
+	pcc_group_labels_copy(r->group_labels);
 	r->rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	desc = r->rsinfo->setDesc;
 	r->source = palloc(desc->natts * sizeof(int));
@@ -193,10 +197,17 @@ result_put(PccResult *r, const Datum *values, const bool *nulls)
 
 /* The four gates, and the group slots that carry a group's name. */
 static bool
-gate_listed(int id)
+gate_listed(const PccResult *r, int id)
 {
-	return !PCC_IS_GROUP(id) ||
-		pcc_shared->group_labels[id - PCC_NUM_GATES][0] != '\0';
+	return !PCC_IS_GROUP(id) || r->group_labels[id - PCC_NUM_GATES][0] != '\0';
+}
+
+/* A row's gate: its name, or its group's as the result began. */
+static const char *
+result_gate_name(const PccResult *r, PccGateId id)
+{
+	return PCC_IS_GROUP(id) ? r->group_labels[id - PCC_NUM_GATES] :
+		pcc_gate_name(id);
 }
 
 static void
@@ -309,10 +320,10 @@ pg_concurrency_control_status(PG_FUNCTION_ARGS)
 		bool		nulls[STATUS_COLS] = {0};
 		int			i = 0;
 
-		if (!gate_listed(id))
+		if (!gate_listed(&result, id))
 			continue;
 		snapshot_gate(id, &s);
-		values[i++] = CStringGetTextDatum(pcc_gate_name(id));
+		values[i++] = CStringGetTextDatum(result_gate_name(&result, id));
 		values[i++] = Int32GetDatum(s.limit == PCC_UNLIMITED ? 0 : (int32) s.limit);
 		values[i++] = Int32GetDatum((int32) s.running);
 		values[i++] = Int32GetDatum((int32) s.waiting);
@@ -361,7 +372,7 @@ put_backend_row(PccResult *result, int pid, PccGateId id,
 	bool		nulls[BACKENDS_COLS] = {0};
 
 	values[0] = Int32GetDatum(pid);
-	values[1] = CStringGetTextDatum(pcc_gate_name(id));
+	values[1] = CStringGetTextDatum(result_gate_name(result, id));
 	values[2] = CStringGetTextDatum(state);
 	values[3] = TimestampTzGetDatum(since);
 	values[4] = Int64GetDatum((int64) ticket);
@@ -433,7 +444,7 @@ put_problem(PccResult *result, PccGateId id, const char *problem)
 	Datum		values[CHECK_COLS];
 	bool		nulls[CHECK_COLS] = {0};
 
-	values[0] = CStringGetTextDatum(pcc_gate_name(id));
+	values[0] = CStringGetTextDatum(result_gate_name(result, id));
 	values[1] = CStringGetTextDatum(problem);
 	result_put(result, values, nulls);
 }
@@ -458,7 +469,7 @@ pg_concurrency_control_check(PG_FUNCTION_ARGS)
 		GateLists	l;
 		uint32		holders = 0;
 
-		if (!gate_listed(id))
+		if (!gate_listed(&result, id))
 			continue;
 		walk_gate_lists(id, &l);
 		snapshot_gate(id, &s);
