@@ -38,8 +38,13 @@
 
 #define MAX_STMTS		8
 #define MAX_PARAMS		5
-#define HIST_SUB		16		/* sub-buckets per power of two */
-#define HIST_BUCKETS	(HIST_SUB * 40)
+/*
+ * Latencies in µs: exact below HIST_SUB, above it HIST_SUB buckets per
+ * power of two (each under 0.8% wide; a percentile is its bucket's middle).
+ */
+#define HIST_SHIFT		7
+#define HIST_SUB		(1 << HIST_SHIFT)
+#define HIST_BUCKETS	(HIST_SUB * 36)
 #define MAX_ERRCODES	32
 #define APP_NAME		"pccload"
 #define Min(a, b)		((a) < (b) ? (a) : (b))
@@ -226,13 +231,14 @@ hist_index(uint64_t v)
 
 	if (v < HIST_SUB)
 		return (int) v;
-	e = 63 - __builtin_clzll(v);	/* v >= 2^e, e >= 4 */
-	int			i = HIST_SUB * (e - 3) + (int) ((v >> (e - 4)) & (HIST_SUB - 1));
+	e = 63 - __builtin_clzll(v);	/* v >= 2^e, e >= HIST_SHIFT */
+	int			i = HIST_SUB * (e - HIST_SHIFT + 1) +
+		(int) ((v >> (e - HIST_SHIFT)) & (HIST_SUB - 1));
 
 	return i < HIST_BUCKETS ? i : HIST_BUCKETS - 1;
 }
 
-/* Lower bound of a bucket, for percentiles. */
+/* Lower bound of a bucket. */
 static uint64_t
 hist_value(int i)
 {
@@ -240,8 +246,8 @@ hist_value(int i)
 
 	if (i < HIST_SUB)
 		return (uint64_t) i;
-	e = i / HIST_SUB + 3;
-	return ((uint64_t) 1 << e) + ((uint64_t) (i % HIST_SUB) << (e - 4));
+	e = i / HIST_SUB + HIST_SHIFT - 1;
+	return ((uint64_t) 1 << e) + ((uint64_t) (i % HIST_SUB) << (e - HIST_SHIFT));
 }
 
 static void
@@ -279,7 +285,8 @@ hist_percentile(const Histogram *h, double p)
 	{
 		seen += h->buckets[i];
 		if (seen >= want)
-			return hist_value(i) / 1000.0;
+			return i < HIST_SUB || i == HIST_BUCKETS - 1 ? hist_value(i) / 1000.0 :
+				(hist_value(i) + hist_value(i + 1)) / 2000.0;
 	}
 	return h->max / 1000.0;
 }
