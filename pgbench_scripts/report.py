@@ -12,12 +12,22 @@ import sys
 
 
 
+def repeat_of(t):
+    """A target's name without its repeat (the second "native" in --targets
+    is native#2), and the repeat."""
+    name, _, n = t.partition("#")
+    return name, int(n or 1)
+
+
 def target_order(t):
-    """native, module, module-qN[-gG][-wW] by N, G and W, pgbouncer, pgbouncer126."""
-    m = re.match(r"module-q(\d+)(?:-g(\d+))?(?:-w(\d+))?$", t)
+    """By repeat, then native, module, module-qN[-gG][-wW] by N, G and W,
+    pgbouncer, pgbouncer126."""
+    name, n = repeat_of(t)
+    m = re.match(r"module-q(\d+)(?:-g(\d+))?(?:-w(\d+))?$", name)
     if m:
-        return (2, int(m.group(1)), int(m.group(2) or 0), int(m.group(3) or 0))
-    return ({"native": 0, "module": 1, "pgbouncer": 3, "pgbouncer126": 4}.get(t, 5), 0, 0, 0)
+        return (n, 2, int(m.group(1)), int(m.group(2) or 0), int(m.group(3) or 0))
+    return (n, {"native": 0, "module": 1, "pgbouncer": 3, "pgbouncer126": 4}.get(name, 5),
+            0, 0, 0)
 
 
 # (title, CSV column, format, what a reader should know)
@@ -36,6 +46,9 @@ TABLES = [
     ("Time to close all connections (s)", "close_s", "{:.2f}",
      "Until the server reports none of the load generator's sessions."),
     ("Load generator CPU (s)", "client_cpu_s", "{:.1f}", ""),
+    ("Failed transactions", "failed", "{:.0f}",
+     "Over the whole run, connecting and warm-up included; TPS and latencies count"
+     " only transactions that succeeded."),
 ]
 
 
@@ -43,11 +56,20 @@ def load(run):
     rows = list(csv.DictReader(open(os.path.join(run, "results.csv"))))
     data = {}
     for r in rows:
+        # a target run again in one step ("native module native module")
+        n = 1
+        while (r["protocol"], int(r["clients"]), repeat_name(r["label"], n)) in data:
+            n += 1
+        r["label"] = repeat_name(r["label"], n)
         mean = float(r["txn_mean_ms"] or 0)
         r["txn_p99_over_mean"] = str(float(r["txn_p99_ms"]) / mean) if mean > 0 else "NaN"
         data[(r["protocol"], int(r["clients"]), r["label"])] = r
     targets = sorted({r["label"] for r in rows}, key=target_order)
     return rows, data, targets
+
+
+def repeat_name(label, n):
+    return label if n == 1 else "{}#{}".format(label, n)
 
 
 def steps_of(data, proto):
@@ -59,8 +81,9 @@ def table(data, targets, proto, steps, column, fmt):
     head = "| connections | " + " | ".join(present)
     sep = "|---|" + "---|" * len(present)
     modules = [t for t in present if t.startswith("module")]
-    ratios = [(m, b) for b in ("native", "pgbouncer", "pgbouncer126") if b in present
-              for m in modules]
+    ratios = [(m, b) for b in present
+              if repeat_of(b)[0] in ("native", "pgbouncer", "pgbouncer126")
+              for m in modules if repeat_of(m)[1] == repeat_of(b)[1]]
     for a, b in ratios:
         head += " | {} / {}".format(a, b)
         sep += "---|"
@@ -179,7 +202,8 @@ def main(run):
         md += ["### Per-statement latency at the largest step"]
         md += statements(run, targets, proto, steps[-1]) + [""]
         best_native = max((float(r["tps_steady"]) for r in rows
-                           if r["protocol"] == proto and r["label"] == "native"), default=0)
+                           if r["protocol"] == proto and repeat_of(r["label"])[0] == "native"),
+                          default=0)
         if best_native:
             md += ["Native's best steady TPS in this series: {:.0f}.".format(best_native)]
             for t in targets:
