@@ -144,6 +144,20 @@ def round_spread(tps_by_round, best):
     return f'{min(ratios):.2f}..{max(ratios):.2f}, ±{se:.2f}'
 
 
+def held_out(by_round, names):
+    """auto / the static limit best over the other rounds, in each round,
+    averaged: the best of several noisy static means is biased upwards (a
+    controller always at the best limit scores below 1 against it), a
+    limit chosen on other rounds and scored on this one is not."""
+    ratios = []
+    for r, t in by_round.items():
+        others = [o for o in by_round if o != r]
+        best = max(names, key=lambda n: mean([x for o in others for x in by_round[o][n]]))
+        if t['auto'] and t[best]:
+            ratios.append(mean(t['auto']) / mean(t[best]))
+    return f'{mean(ratios):.2f}' if ratios else '-'
+
+
 def sweep_table(out, runs, sweep, lim, sampled):
     """Static limits against auto, one row per workload and connection count.
     A setting that ran in several phases (--abba, --rounds) shows the mean of
@@ -151,9 +165,10 @@ def sweep_table(out, runs, sweep, lim, sampled):
     names = list(dict.fromkeys(p['phase'] for p in runs[sweep[0]] if p['phase'] != 'auto'))
     rounds = len({round_of(p) for p in runs[sweep[0]]})
     print('| workload | connections | ' + ' | '.join(f'static {n}' for n in names) +
-          ' | auto | auto / best static |' + (' per round |' if rounds > 1 else '') +
+          ' | auto | auto / best static |' +
+          (' per round | held out |' if rounds > 1 else '') +
           ' settled | auto limit (median, range) | queued (best static, auto) |')
-    print('|---|---|' + '---|' * (len(names) + 5 + (rounds > 1)))
+    print('|---|---|' + '---|' * (len(names) + 5 + 2 * (rounds > 1)))
     for run in sweep:
         ps = runs[run]
         prog = progress(out, run)
@@ -175,7 +190,8 @@ def sweep_table(out, runs, sweep, lim, sampled):
         queued = ', '.join(queued_share(sampled, gate, [p for p in ps if p['phase'] == n])
                            for n in (best_name, 'auto'))
         cells = ' | '.join(f'**{t:.0f}**' if t == best else f'{t:.0f}' for t in static)
-        spread = f' {round_spread(by_round, best_name)} |' if rounds > 1 else ''
+        spread = (f' {round_spread(by_round, best_name)} | {held_out(by_round, names)} |'
+                  if rounds > 1 else '')
         late = mean(settled['auto']) / max(mean(settled[n]) for n in names)
         print(f'| {ps[0]["workload"]} | {ps[0]["conns"]} | {cells} | {auto:.0f} | '
               f'{auto / best:.2f} |{spread} {late:.2f} | {auto_limit} | {queued} |')
@@ -189,7 +205,10 @@ def sweep_table(out, runs, sweep, lim, sampled):
     print('than once, its TPS is the mean of its phases.', end=' ')
     if rounds > 1:
         print('Per round: auto / best static within')
-        print('each round (lowest..highest, and the standard error of their mean).', end=' ')
+        print('each round (lowest..highest, and the standard error of their mean). Held out:')
+        print('in each round, auto / the static limit that was best over the other rounds,')
+        print('averaged: a limit chosen on other phases, which the noise of these does not')
+        print('favour as it favours the best of the same phases.', end=' ')
     print(f'Settled: auto / best static over every phase but its first {SETTLED_S:.0f} s, for')
     print('auto the part after its start (a reload to -1 restarts the controller: a probe, the')
     print('band and the first trials), for static limits the same seconds. Queued: the share of')
