@@ -493,21 +493,29 @@ pcc_gate_try_fast(PccGate *gate)
 	return false;
 }
 
-/* Error for a refused admission: queue full or control timeout. */
+/*
+ * Error for a refused admission: queue full or control timeout.  A group's
+ * name is copied under groups_lock: the waiter has left the queue, and its
+ * place may change hands at a reload meanwhile.
+ */
 static void
 pcc_gate_refuse(PccGateId id, bool queue_full, uint32 waiting, long waited_ms)
 {
 	PccGate    *gate = pcc_gate(id);
+	char		name[PCC_GROUP_LABEL_LEN];
 	uint32		limit = pg_atomic_read_u32(&gate->limit);
 	const char *timeout_guc = id == PCC_GATE_BIGQUERY ?
 		"pg_concurrency_control.bigsql_control_timeout" :
 		"pg_concurrency_control.control_timeout";
 
+	SpinLockAcquire(&pcc_shared->groups_lock);
+	strlcpy(name, pcc_gate_name(id), sizeof(name));
+	SpinLockRelease(&pcc_shared->groups_lock);
 	if (queue_full)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("too many sessions waiting for the %s gate",
-						pcc_gate_name(id)),
+						name),
 				 errdetail_plural("The gate admits %u at a time and %u session is already queued.",
 								  "The gate admits %u at a time and %u sessions are already queued.",
 								  waiting, limit, waiting),
@@ -516,7 +524,7 @@ pcc_gate_refuse(PccGateId id, bool queue_full, uint32 waiting, long waited_ms)
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
 			 errmsg("timed out after %ld ms waiting for the %s gate",
-					waited_ms, pcc_gate_name(id)),
+					waited_ms, name),
 			 errdetail_plural("The gate admits %u at a time and %u session was queued.",
 							  "The gate admits %u at a time and %u sessions were queued.",
 							  waiting, limit, waiting),
@@ -842,10 +850,12 @@ pcc_gate_give_back(PccGate *gate)
 }
 
 /*
- * Leave the queue after an error or at exit (counted as abandoned: cancel,
- * statement_timeout, termination, a lost client; a control timeout has
- * left it already).  If a slot was granted at the same moment, it is
- * passed on rather than lost.
+ * Leave the queue after an error or at exit: cancel, statement_timeout,
+ * termination, a lost client, any other error in the wait.  Counted as
+ * abandoned; a control timeout with error or proceed has left the queue
+ * already, one with wait has not and counts if such an end follows.  If a
+ * slot was granted at the same moment, it is passed on rather than lost
+ * (and the wait counts as queued, not abandoned).
  */
 void
 pcc_gate_abandon_wait(void)

@@ -371,6 +371,9 @@ put_backend_row(PccResult *result, int pid, PccGateId id,
 	Datum		values[BACKENDS_COLS];
 	bool		nulls[BACKENDS_COLS] = {0};
 
+	/* a group placed after the names were copied shows in the next call */
+	if (!gate_listed(result, id))
+		return;
 	values[0] = Int32GetDatum(pid);
 	values[1] = CStringGetTextDatum(result_gate_name(result, id));
 	values[2] = CStringGetTextDatum(state);
