@@ -224,8 +224,8 @@ stop_bouncer() {
 	rm -f "$DIR/pgbouncer.pid"
 }
 
-run_step() {	# target protocol clients
-	local target=$1 proto=$2 c=$3 port=$PORT
+run_step() {	# target protocol clients name (the target's, or target#N for its N-th run in a step)
+	local target=$1 proto=$2 c=$3 name=$4 port=$PORT
 	case $target in
 	module*)
 		cluster_start module
@@ -240,21 +240,27 @@ run_step() {	# target protocol clients
 	echo "== $target, $proto, $c connections" >&2
 	"$HERE/pccload" -h "$DIR" -p "$port" -c "$c" -T "$DURATION" --warmup "$WARMUP" -P 10 -w "$WORKLOAD" -M "$proto" \
 		-s "$SCALE" -L "$target" $wait_close ${THINK:+--think "$THINK"} \
-		--csv "$CSV" --json "$OUT/$target-$proto-$c.json" \
-		>"$OUT/$target-$proto-$c.txt" 2>"$OUT/$target-$proto-$c.progress" ||
+		--csv "$CSV" --json "$OUT/$name-$proto-$c.json" \
+		>"$OUT/$name-$proto-$c.txt" 2>"$OUT/$name-$proto-$c.progress" ||
 		echo "   (no transactions completed)" >&2
-	grep -E '^tps steady' "$OUT/$target-$proto-$c.txt" >&2 || true
+	grep -E '^tps steady' "$OUT/$name-$proto-$c.txt" >&2 || true
 	if [[ $target == pgbouncer* ]]; then stop_bouncer; fi
 	return 0
 }
 
 for c in $STEPS; do
 	for proto in $PROTOCOLS; do
+		declare -A runs=()
 		for target in $TARGETS; do
 			# Debian's PgBouncer 1.18 cannot pool protocol-level prepared statements
 			if [ "$target" = pgbouncer ] && [ "$proto" = prepared ]; then continue; fi
-			run_step "$target" "$proto" "$c"
+			runs[$target]=$(( ${runs[$target]:-0} + 1 ))
+			# as report.py names a repeat
+			name=$target
+			[ "${runs[$target]}" -eq 1 ] || name="$target#${runs[$target]}"
+			run_step "$target" "$proto" "$c" "$name"
 		done
+		unset runs
 	done
 done
 
