@@ -152,7 +152,10 @@ def held_out(by_round, names):
     ratios = []
     for r, t in by_round.items():
         others = [o for o in by_round if o != r]
-        best = max(names, key=lambda n: mean([x for o in others for x in by_round[o][n]]))
+        chosen = [n for n in names if any(by_round[o][n] for o in others)]
+        if not chosen:
+            continue
+        best = max(chosen, key=lambda n: mean([x for o in others for x in by_round[o][n]]))
         if t['auto'] and t[best]:
             ratios.append(mean(t['auto']) / mean(t[best]))
     return f'{mean(ratios):.2f}' if ratios else '-'

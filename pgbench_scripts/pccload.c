@@ -286,7 +286,7 @@ hist_percentile(const Histogram *h, double p)
 		seen += h->buckets[i];
 		if (seen >= want)
 			return i < HIST_SUB || i == HIST_BUCKETS - 1 ? hist_value(i) / 1000.0 :
-				(hist_value(i) + hist_value(i + 1)) / 2000.0;
+				Min((hist_value(i) + hist_value(i + 1)) / 2.0, (double) h->max) / 1000.0;
 	}
 	return h->max / 1000.0;
 }
