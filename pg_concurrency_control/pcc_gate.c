@@ -112,13 +112,35 @@ pcc_limit_guc_name(PccGateId id)
 	return limit_guc_names[id];
 }
 
-/* A gate's name; a group's is "group:name" (read without its lock). */
+/*
+ * A gate's name; a group's is "group:name" (read without its lock: for the
+ * watchdog, the group table's one writer).
+ */
 const char *
 pcc_gate_name(PccGateId id)
 {
 	if (PCC_IS_GROUP(id))
 		return pcc_shared->group_labels[id - PCC_NUM_GATES];
 	return gate_names[id];
+}
+
+/*
+ * Copy a gate's name into buf, PCC_GROUP_LABEL_LEN bytes: a group's under
+ * groups_lock, since a reload may give its place to another group ("" for
+ * a free place).
+ */
+void
+pcc_gate_name_copy(PccGateId id, char *buf)
+{
+	if (!PCC_IS_GROUP(id))
+	{
+		strlcpy(buf, gate_names[id], PCC_GROUP_LABEL_LEN);
+		return;
+	}
+	SpinLockAcquire(&pcc_shared->groups_lock);
+	strlcpy(buf, pcc_shared->group_labels[id - PCC_NUM_GATES],
+			PCC_GROUP_LABEL_LEN);
+	SpinLockRelease(&pcc_shared->groups_lock);
 }
 
 static const char *const priority_names[PCC_NUM_PRIORITIES] = {
@@ -494,9 +516,9 @@ pcc_gate_try_fast(PccGate *gate)
 }
 
 /*
- * Error for a refused admission: queue full or control timeout.  A group's
- * name is copied under groups_lock: the waiter has left the queue, and its
- * place may change hands at a reload meanwhile.
+ * Error for a refused admission: queue full or control timeout.  The name
+ * is a copy: the waiter has left the queue, and its group's place may
+ * change hands at a reload meanwhile.
  */
 static void
 pcc_gate_refuse(PccGateId id, bool queue_full, uint32 waiting, long waited_ms)
@@ -508,9 +530,7 @@ pcc_gate_refuse(PccGateId id, bool queue_full, uint32 waiting, long waited_ms)
 		"pg_concurrency_control.bigsql_control_timeout" :
 		"pg_concurrency_control.control_timeout";
 
-	SpinLockAcquire(&pcc_shared->groups_lock);
-	strlcpy(name, pcc_gate_name(id), sizeof(name));
-	SpinLockRelease(&pcc_shared->groups_lock);
+	pcc_gate_name_copy(id, name);
 	if (queue_full)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),

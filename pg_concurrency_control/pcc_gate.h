@@ -25,6 +25,7 @@ extern int64 pcc_gate_turn_us(PccGate *gate);
 extern int64 pcc_gate_turn_budget_us(PccGate *gate);
 extern void pcc_gate_reset_stats(PccGate *gate, TimestampTz now);
 extern const char *pcc_gate_name(PccGateId id);
+extern void pcc_gate_name_copy(PccGateId id, char *buf);
 extern const char *pcc_limit_guc_name(PccGateId id);
 extern const char *pcc_priority_name(PccPriority priority);
 

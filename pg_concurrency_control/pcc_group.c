@@ -352,15 +352,3 @@ pcc_session_group_gate(const char *group)
 	SpinLockRelease(&pcc_shared->groups_lock);
 	return session_gate;
 }
-
-/*
- * Copy the groups' labels ("" for a free place), under groups_lock: a
- * place may change hands at a reload while a reader walks the gates.
- */
-void
-pcc_group_labels_copy(char labels[PCC_MAX_GROUPS][PCC_GROUP_LABEL_LEN])
-{
-	SpinLockAcquire(&pcc_shared->groups_lock);
-	memcpy(labels, pcc_shared->group_labels, sizeof(pcc_shared->group_labels));
-	SpinLockRelease(&pcc_shared->groups_lock);
-}

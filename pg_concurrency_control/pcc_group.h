@@ -25,6 +25,5 @@ extern bool pcc_group_name_valid(const char *name);
 extern int	pcc_session_group_gate(const char *group);
 extern bool pcc_session_group_confirmed(int gate, const char *group);
 extern void pcc_session_group_changed(void);
-extern void pcc_group_labels_copy(char labels[PCC_MAX_GROUPS][PCC_GROUP_LABEL_LEN]);
 
 #endif							/* PCC_GROUP_H */

@@ -26,7 +26,6 @@
 
 #include "pcc_auto.h"
 #include "pcc_gate.h"
-#include "pcc_group.h"
 
 PG_FUNCTION_INFO_V1(pg_concurrency_control_status);
 PG_FUNCTION_INFO_V1(pg_concurrency_control_backends);
@@ -90,8 +89,6 @@ typedef struct PccResult
 	int		   *source;			/* per declared column: ours, or -1 */
 	Datum	   *values;			/* one declared row */
 	bool	   *nulls;
-	/* the groups' names when it began, copied under groups_lock */
-	char		group_labels[PCC_MAX_GROUPS][PCC_GROUP_LABEL_LEN];
 } PccResult;
 
 /*
@@ -149,7 +146,6 @@ result_begin(FunctionCallInfo fcinfo, PccResult *r,
 	TupleDesc	desc;
 
 	InitMaterializedSRF(fcinfo, 0);
-	pcc_group_labels_copy(r->group_labels);
 	r->rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	desc = r->rsinfo->setDesc;
 	r->source = palloc(desc->natts * sizeof(int));
@@ -195,19 +191,16 @@ result_put(PccResult *r, const Datum *values, const bool *nulls)
 	tuplestore_putvalues(r->rsinfo->setResult, desc, r->values, r->nulls);
 }
 
-/* The four gates, and the group slots that carry a group's name. */
+/*
+ * A row's gate: the four gates, and the group places that carry a group's
+ * name.  Copies the name into name (PCC_GROUP_LABEL_LEN bytes); false for
+ * a free place.
+ */
 static bool
-gate_listed(const PccResult *r, int id)
+gate_listed(PccGateId id, char *name)
 {
-	return !PCC_IS_GROUP(id) || r->group_labels[id - PCC_NUM_GATES][0] != '\0';
-}
-
-/* A row's gate: its name, or its group's as the result began. */
-static const char *
-result_gate_name(const PccResult *r, PccGateId id)
-{
-	return PCC_IS_GROUP(id) ? r->group_labels[id - PCC_NUM_GATES] :
-		pcc_gate_name(id);
+	pcc_gate_name_copy(id, name);
+	return name[0] != '\0';
 }
 
 static void
@@ -318,12 +311,13 @@ pg_concurrency_control_status(PG_FUNCTION_ARGS)
 		GateSnapshot s;
 		Datum		values[STATUS_COLS];
 		bool		nulls[STATUS_COLS] = {0};
+		char		name[PCC_GROUP_LABEL_LEN];
 		int			i = 0;
 
-		if (!gate_listed(&result, id))
+		if (!gate_listed(id, name))
 			continue;
 		snapshot_gate(id, &s);
-		values[i++] = CStringGetTextDatum(result_gate_name(&result, id));
+		values[i++] = CStringGetTextDatum(name);
 		values[i++] = Int32GetDatum(s.limit == PCC_UNLIMITED ? 0 : (int32) s.limit);
 		values[i++] = Int32GetDatum((int32) s.running);
 		values[i++] = Int32GetDatum((int32) s.waiting);
@@ -370,12 +364,13 @@ put_backend_row(PccResult *result, int pid, PccGateId id,
 {
 	Datum		values[BACKENDS_COLS];
 	bool		nulls[BACKENDS_COLS] = {0};
+	char		name[PCC_GROUP_LABEL_LEN];
 
-	/* a group placed after the names were copied shows in the next call */
-	if (!gate_listed(result, id))
+	/* a group's place freed since the slot was read */
+	if (!gate_listed(id, name))
 		return;
 	values[0] = Int32GetDatum(pid);
-	values[1] = CStringGetTextDatum(result_gate_name(result, id));
+	values[1] = CStringGetTextDatum(name);
 	values[2] = CStringGetTextDatum(state);
 	values[3] = TimestampTzGetDatum(since);
 	values[4] = Int64GetDatum((int64) ticket);
@@ -442,12 +437,12 @@ pg_concurrency_control_reset(PG_FUNCTION_ARGS)
 }
 
 static void
-put_problem(PccResult *result, PccGateId id, const char *problem)
+put_problem(PccResult *result, const char *gate, const char *problem)
 {
 	Datum		values[CHECK_COLS];
 	bool		nulls[CHECK_COLS] = {0};
 
-	values[0] = CStringGetTextDatum(result_gate_name(result, id));
+	values[0] = CStringGetTextDatum(gate);
 	values[1] = CStringGetTextDatum(problem);
 	result_put(result, values, nulls);
 }
@@ -471,8 +466,9 @@ pg_concurrency_control_check(PG_FUNCTION_ARGS)
 		GateSnapshot s;
 		GateLists	l;
 		uint32		holders = 0;
+		char		name[PCC_GROUP_LABEL_LEN];
 
-		if (!gate_listed(&result, id))
+		if (!gate_listed(id, name))
 			continue;
 		walk_gate_lists(id, &l);
 		snapshot_gate(id, &s);
@@ -481,21 +477,21 @@ pg_concurrency_control_check(PG_FUNCTION_ARGS)
 				holders++;
 
 		if (l.queue_length != (int) l.waiting)
-			put_problem(&result, id, psprintf("queue holds %d backends but waiting is %u",
+			put_problem(&result, name, psprintf("queue holds %d backends but waiting is %u",
 											 l.queue_length, l.waiting));
 		if (!l.queue_consistent)
-			put_problem(&result, id, "a queued backend is not marked as queued on this gate in its class");
+			put_problem(&result, name, "a queued backend is not marked as queued on this gate in its class");
 		if (!l.lingering_consistent)
-			put_problem(&result, id, "the lingering list does not match the backends keeping a slot");
+			put_problem(&result, name, "the lingering list does not match the backends keeping a slot");
 		if (holders + s.lingering != s.running)
-			put_problem(&result, id, psprintf("%u backends hold a slot and %d keep one but running is %u",
+			put_problem(&result, name, psprintf("%u backends hold a slot and %d keep one but running is %u",
 											 holders, s.lingering, s.running));
 		if (s.admitted - s.released != s.running)
-			put_problem(&result, id, psprintf("admitted - released = " UINT64_FORMAT " but running is %u",
+			put_problem(&result, name, psprintf("admitted - released = " UINT64_FORMAT " but running is %u",
 											 s.admitted - s.released, s.running));
 		if (s.waiting > 0 && s.limit != PCC_UNLIMITED &&
 			s.running - Min(s.running, s.stuck) < s.limit)
-			put_problem(&result, id, psprintf("%u waiting while only %u of %u slots are in use",
+			put_problem(&result, name, psprintf("%u waiting while only %u of %u slots are in use",
 											 s.waiting, s.running, s.limit));
 	}
 	return (Datum) 0;
