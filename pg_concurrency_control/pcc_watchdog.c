@@ -138,22 +138,26 @@ pcc_watchdog_kept_interval(void)
 
 /*
  * Note the lock waits of slot holders begun and ended since the last pass
- * (LockWait).  Only holders: their PGPROCs are few, and a pass reads no
- * other backend's.
+ * (LockWait), and count per gate the holders blocked on a heavyweight lock
+ * for at least deadlock_timeout into stuck.  Such a holder may be waiting
+ * for a lock that a queued backend holds, a deadlock the lock manager
+ * cannot see; the grant logic does not count them against the limit.
+ * Only holders: their PGPROCs are few, and a pass reads no other backend's.
  */
 static void
-pcc_watchdog_time_lock_waits(PccTime now)
+pcc_watchdog_time_lock_waits(PccTime now, uint32 stuck[PCC_NUM_GATE_IDS])
 {
 	TimestampTz wall_now = GetCurrentTimestamp();
 	int64		most_credit = lock_waits_timed == 0 ? 0 : now - lock_waits_timed;
 
+	memset(stuck, 0, PCC_NUM_GATE_IDS * sizeof(uint32));
 	for (int i = 0; i < pcc_shared->nbackends; i++)
 	{
 		PGPROC	   *proc = &ProcGlobal->allProcs[i];
+		uint32		held = pg_atomic_read_u32(&pcc_shared->backends[i].held);
 		TimestampTz start = 0;
 
-		if (pg_atomic_read_u32(&pcc_shared->backends[i].held) != 0 &&
-			proc->waitLock != NULL)
+		if (held != 0 && proc->waitLock != NULL)
 		{
 			start = PCC_PROC_LOCK_WAIT_START(proc);
 			if (start == 0)
@@ -164,27 +168,13 @@ pcc_watchdog_time_lock_waits(PccTime now)
 			lock_waits[i].since = now - (start == LOCK_WAIT_UNTIMED ? 0 :
 										 Max(0, Min(wall_now - start, most_credit)));
 		lock_waits[i].start = start;
+		if (start != 0 &&
+			now - lock_waits[i].since >= (int64) DeadlockTimeout * 1000)
+			for (int id = 0; id < PCC_NUM_GATE_IDS; id++)
+				if (held & (1U << id))
+					stuck[id]++;
 	}
 	lock_waits_timed = now;
-}
-
-/*
- * Count the holders of gate id that have been blocked on a heavyweight lock
- * for at least deadlock_timeout.  Such a holder may be waiting for a lock
- * that a queued backend holds, a deadlock the lock manager cannot see; the
- * grant logic does not count them against the limit.
- */
-static uint32
-pcc_watchdog_count_stuck(PccGateId id, PccTime now)
-{
-	uint32		stuck = 0;
-
-	for (int i = 0; i < pcc_shared->nbackends; i++)
-		if ((pg_atomic_read_u32(&pcc_shared->backends[i].held) & (1U << id)) &&
-			lock_waits[i].start != 0 &&
-			now - lock_waits[i].since >= (int64) DeadlockTimeout * 1000)
-			stuck++;
-	return stuck;
 }
 
 /*
@@ -195,8 +185,9 @@ static void
 pcc_watchdog_scan(void)
 {
 	PccTime		now = pcc_now();
+	uint32		stuck_holders[PCC_NUM_GATE_IDS];
 
-	pcc_watchdog_time_lock_waits(now);
+	pcc_watchdog_time_lock_waits(now, stuck_holders);
 	for (int id = 0; id < PCC_NUM_GATE_IDS; id++)
 	{
 		PccGate    *gate = pcc_gate(id);
@@ -207,7 +198,7 @@ pcc_watchdog_scan(void)
 										 pcc_log_auto ? pcc_gate_name(id) : NULL);
 
 		if (pcc_state_waiting(state) > 0)
-			stuck = pcc_watchdog_count_stuck(id, now);
+			stuck = stuck_holders[id];
 		if (pg_atomic_read_u32(&gate->stuck) != stuck)
 			pg_atomic_write_u32(&gate->stuck, stuck);
 		if (grew || pcc_state_waiting(state) > 0 || gate->nlingering > 0)
