@@ -38,19 +38,6 @@ sub between_passes
 		"SELECT wait_event_type = 'Extension' FROM pg_stat_activity WHERE pid = $pid", $secs);
 }
 
-# Wait for a worker other than $old, for at most 10 s.
-sub new_worker
-{
-	my ($old) = @_;
-	for (1 .. 200)
-	{
-		my $pid = watchdog_pid($node);
-		return $pid if $pid && $pid ne $old;
-		usleep(50_000);
-	}
-	return '';
-}
-
 # --- the worker is in pg_stat_activity, waiting in an extension's wait
 # event between passes; a cancel leaves it be, pg_terminate_backend()
 # restarts it
@@ -61,7 +48,7 @@ is($node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)"), 't', 'pg_canc
 usleep(1_500_000);
 is(watchdog_pid($node), $pid, 'a cancel leaves the same worker running');
 is($node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)"), 't', 'pg_terminate_backend() reaches it');
-$pid = new_worker($pid);
+$pid = new_watchdog($node, $pid);
 ok($pid, 'the postmaster starts it again');
 
 # --- one writer: with the worker stopped, a reload changes no gate
@@ -118,7 +105,7 @@ for my $round (1 .. 4)
 	my $old = watchdog_pid($node);
 	next unless $old;
 	kill 'TERM', $old;
-	$restarts++ if new_worker($old);
+	$restarts++ if new_watchdog($node, $old);
 }
 is($restarts, 4, 'the worker came back after every SIGTERM');
 finish($_) for @load;

@@ -51,10 +51,7 @@ sub fresh_watchdog
 {
 	my $old = watchdog_pid($node);
 	$node->safe_psql('pccmon', "SELECT pg_terminate_backend($old)");
-	ok(wait_until($node,
-		"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = "
-		  . "'pg_concurrency_control watchdog' AND pid <> $old"),
-		'a fresh watchdog');
+	ok(new_watchdog($node, $old), 'a fresh watchdog');
 }
 
 # How far a session's wall clock is ahead of the real one, in hours.

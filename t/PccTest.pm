@@ -11,7 +11,7 @@ use Time::HiRes qw(usleep);
 
 our @EXPORT = qw(pcc_node pcc_reload wait_applied session send_sql finish gate_value
   wait_gate wait_until no_problems backend_pid create_log log_order read_behind_read
-  watchdog_pid);
+  watchdog_pid new_watchdog);
 
 # A started node with the module preloaded and the extension created.
 # Extra settings come as a list of lines for postgresql.conf, after an
@@ -158,6 +158,20 @@ sub watchdog_pid
 		return $pid if $pid ne '' || time() >= $deadline;
 		usleep(50_000);
 	}
+}
+
+# The pid of a watchdog other than $old, once one runs (up to 10 s); ''
+# if none came.
+sub new_watchdog
+{
+	my ($node, $old) = @_;
+	for (1 .. 200)
+	{
+		my $pid = watchdog_pid($node);
+		return $pid if $pid && $pid ne $old;
+		usleep(50_000);
+	}
+	return '';
 }
 
 # A table in which sessions log who ran, to see the order they were admitted.
