@@ -225,6 +225,11 @@ typedef struct PccAutoState
 	int			jump_gap_ms;	/* least time from a probe's end to a
 								 * probe for a jump */
 	bool		jump_seen;		/* a jump came since the last probe began */
+	int			probe_backoff_ms;	/* after probes given up in a row: the
+									 * least time from the last one's end to
+									 * any probe (0: none given up) */
+	bool		lull;			/* an interval had too few completions: the
+								 * next sample spans it */
 	double		probed_us[2];	/* baselines the last two probes measured,
 								 * the last first (0: none) */
 	uint64		steps;			/* intervals evaluated */

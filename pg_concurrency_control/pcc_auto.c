@@ -22,7 +22,9 @@
  * probe runs when the controller starts, every PCC_AUTO_PROBE_EVERY_MS
  * while the gate is saturated, when service time doubles or halves at a
  * steady limit for two intervals, and after a higher trial drained a
- * queue that was faster (below).  A probe after such a jump whose
+ * queue that was faster (below); after probes that gave up (the work did
+ * not drain to auto_min in time), none runs before a gap that doubles
+ * (PROBE_BACKOFF_MAX_MS).  A probe after such a jump whose
  * baseline moved as much from both probes before it shows that the work
  * changed: the trials below start afresh (else the jump was holders
  * waiting for a CPU or for locks, and the gap before the next probe for a
@@ -63,7 +65,9 @@
  * session's next work), the trial has lost and a probe forms the queue
  * again; if not, the higher limit is kept, and lower trials wait as after
  * a lost one.  Work completing fewer than TRIAL_MIN_RATE times a second,
- * and a yielding gate, run no trials.
+ * and a yielding gate, run no trials; a lull (an interval with fewer than
+ * MIN_SAMPLES completions, whose time the next sample spans) cuts a trial
+ * short, unjudged.
  *
  * Each gate's controller sees only its own work's slowdown, and a burst
  * of big queries slows the other gates' work more than its own.  So the
@@ -99,6 +103,18 @@
 #define PROBE_MAX_MS		2000
 
 /*
+ * A probe given up held the gate at auto_min for PROBE_MAX_MS for nothing,
+ * and one given up will be again where holders never drain to auto_min
+ * (sessions idle in transaction, reports that run for minutes) or finish
+ * too seldom there to be measured (holds of a few hundred milliseconds):
+ * every PCC_AUTO_PROBE_EVERY_MS, or at each jump of service time, the
+ * gate would stall.  After each probe given up, the least time before any
+ * probe doubles, from twice PCC_AUTO_PROBE_EVERY_MS up to this; a measured
+ * probe ends the backoff.
+ */
+#define PROBE_BACKOFF_MAX_MS	(16 * PCC_AUTO_PROBE_EVERY_MS)
+
+/*
  * Service time over the baseline between which the limit holds.  Below
  * the knee, service time stays near the baseline; past it, every holder
  * added only adds to everyone's service time.  The band sits well above 1
@@ -130,7 +146,8 @@
  * back every second or two, and each such probe holds the limit at
  * auto_min to find the baseline where it was.  While probes after jumps
  * find the work unchanged (measured, with two probes before to compare),
- * the gap doubles, up to PROBE_GAP_MAX_MS; a probe given up leaves it.  A
+ * the gap doubles, up to PROBE_GAP_MAX_MS; a probe given up leaves it
+ * (and holds back every probe, PROBE_BACKOFF_MAX_MS).  A
  * jump within the gap makes no probe, but the next probe, the periodic one
  * at the latest, judges whether the work changed, as a probe for it does.
  * The gap is back at PROBE_GAP_MS once a probe finds the work changed, or
@@ -381,7 +398,11 @@ end_probe(PccAutoState *st, bool measured, uint32 min, uint32 max,
 	st->limit = clamp_limit(st->probe_saved_limit, min, max);
 	st->probe_since = 0;
 	st->probe_ended = now;
-	st->next_probe = pcc_time_plus_ms(now, PCC_AUTO_PROBE_EVERY_MS);
+	st->probe_backoff_ms = measured ? 0 :
+		Min(Max(2 * st->probe_backoff_ms, 2 * PCC_AUTO_PROBE_EVERY_MS),
+			PROBE_BACKOFF_MAX_MS);
+	st->next_probe = pcc_time_plus_ms(now, Max(PCC_AUTO_PROBE_EVERY_MS,
+											   st->probe_backoff_ms));
 	if (changed)
 		st->jump_gap_ms = PROBE_GAP_MS;
 	else if (judged)
@@ -391,8 +412,8 @@ end_probe(PccAutoState *st, bool measured, uint32 min, uint32 max,
 				 st->jump_gap_ms);
 	}
 	if (!measured)
-		auto_log("running work did not drain to %u within %d ms, limit back to %.0f",
-				 min, PROBE_MAX_MS, st->limit);
+		auto_log("running work did not drain to %u within %d ms, limit back to %.0f; no probe for %d ms",
+				 min, PROBE_MAX_MS, st->limit, st->probe_backoff_ms);
 	else if (changed)
 	{
 		auto_log("baseline %.3f ms (%.3f and %.3f ms at the probes before): the work changed, trials at once; limit back to %.0f",
@@ -940,6 +961,8 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 {
 	/* at most auto_min ran when this interval began */
 	bool		drained = st->drained;
+	bool		lull;			/* the sample spans intervals with too few
+								 * completions */
 	double		service_us;
 	double		ran_at;			/* the limit of the interval ending now */
 	bool		shifted;
@@ -964,7 +987,12 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 			log_trial(st, "cut short to yield", st->limit);
 	}
 	if (s->done < MIN_SAMPLES)
+	{
+		st->lull = true;
 		return false;
+	}
+	lull = st->lull;
+	st->lull = false;
 
 	service_us = s->service_us / s->done;
 	shifted = false;
@@ -992,7 +1020,7 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 		}
 		return true;
 	}
-	if (shifted)
+	if (shifted && (st->probe_backoff_ms == 0 || now >= st->next_probe))
 	{
 		/* a fresh baseline, which says whether the work changed (end_probe) */
 		start_probe(st, min, now, "service time jumped");
@@ -1001,6 +1029,16 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 	if (st->baseline_us <= 0 || service_us < st->baseline_us ||
 		(drained && st->limit <= min))
 		set_baseline(st, service_us, now);
+	if (lull)
+	{
+		/* a rate over a lull says nothing of the limits */
+		if (st->trial_on)
+		{
+			log_trial(st, "cut short by a lull", st->trial_base);
+			end_trial(st, st->trial_base, now);
+		}
+		band_starts(st);
+	}
 	if (st->trial_on)
 	{
 		if (!trial_step(st, s, now) && st->limit > min)
@@ -1011,7 +1049,7 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 		return true;
 	ran_at = st->limit;
 	adjust_limit(st, s, min, max);
-	if (clean_interval(st, now))
+	if (!lull && clean_interval(st, now))
 		watch_band(st, ran_at, now);
 	/*
 	 * A limit that binds nobody needs no fresh baseline, and no pause

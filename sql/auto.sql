@@ -366,6 +366,34 @@ SELECT count(*) FILTER (WHERE probing) AS probing_steps,
        round((avg(throughput) / 8000)::numeric, 2) AS of_best
   FROM pcc_sim(steps(600, 1.0), steps(600, 8)) WHERE step > 20;
 
+-- A probe that cannot measure gives up after 2 s, which it spends at
+-- auto_min: holds of 500 ms finish four times a second at a limit of 2,
+-- too seldom for a sample in time (so do reports that run for seconds;
+-- sessions idle in transaction never drain).  After each probe given up
+-- the next waits twice as long, up to 160 s: over ten minutes the gate
+-- spends 119 steps of 6000 at auto_min, 40 in the last five minutes
+-- (before: a probe every 12 s, 1000 steps).
+SELECT count(*) FILTER (WHERE probing) AS probing_steps,
+       count(*) FILTER (WHERE probing AND step > 3000) AS in_last_5_min
+  FROM pcc_sim(steps(6000, 500.0), steps(6000, 8));
+
+-- A lull: from step k no hold ends for 30 s, then the work comes back.
+-- The first sample after it spans the lull, and its rate, next to
+-- nothing, would judge a trial under way at whichever limit it fell on:
+-- lulls from steps 72, 74 and 76 fell on the base of a trial of 4
+-- against 8, which kept 4 (0.78 of best over the next 10 s).  A lull cuts
+-- a trial short, unjudged: after a lull from any step of 20 to 140, at
+-- least 0.96 of best.
+SELECT count(*) AS lulls, count(*) FILTER (WHERE of_best < 0.9) AS below_0_9,
+       min(of_best) AS lowest
+  FROM generate_series(20, 140) AS k,
+       LATERAL (SELECT round((avg(throughput) / 8000)::numeric, 2) AS of_best
+                  FROM pcc_sim((SELECT array_agg(CASE WHEN i > k AND i <= k + 300
+                                                      THEN 1e7 ELSE 1.0 END::float8 ORDER BY i)
+                                  FROM generate_series(1, 700) AS i),
+                               steps(700, 8))
+                 WHERE step BETWEEN k + 302 AND k + 400) AS r;
+
 -- Bad input is rejected.
 SELECT * FROM pcc_sim(ARRAY[1.0, 1.0], ARRAY[8]);
 SELECT * FROM pcc_sim(ARRAY[1.0, NULL], ARRAY[8, 8]);
