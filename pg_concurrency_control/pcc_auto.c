@@ -41,7 +41,8 @@
  * is measurably better (by a margin, and beyond the noise of the trial's
  * pairs of intervals, except from the limit a tie left, see from_tie, and
  * where it drained the queue, see judge_drained_trial); an other limit
- * clearly worse after a few pairs ends the trial at once (lost_early).
+ * clearly worse after a few pairs ends the trial at once, as does a lower
+ * one clearly better, kept (decided_early).
  * The verdict is the ceiling the band may grow the limit to, and a kept
  * higher limit is also the floor it may shrink to (holders that wait for a
  * CPU run slower, yet overlap their clients' round trips: service time
@@ -209,20 +210,25 @@
  * longer.  Not in a trial's last pair (the full verdict), nor where the
  * higher limit may have drained the queue (judge_drained_trial decides).
  * A version that ended trials a fifth worse after three pairs, without
- * the noise, cost simple-update 5-7% (docs/performance.md).
+ * the noise, cost simple-update 5-7% (docs/performance.md).  The mirror
+ * keeps a lower limit that ran faster by as much: it would be kept at the
+ * full verdict unless worse, and live, halving trials from above the knee
+ * won by 15-34% (each 2 s of a 15 s phase at a thousand connections).
+ * Not a higher one: a kept higher limit is also the floor, and needs the
+ * whole trial's evidence.
  */
 #define TRIAL_EARLY_PAIRS	3
 #define TRIAL_EARLY_LOSS	0.15
 
 /*
  * One-sided 97.5% quantiles of Student's t, by degrees of freedom:
- * lost_early looks up TRIAL_PAIRS - 2 at the most.
+ * decided_early looks up TRIAL_PAIRS - 2 at the most.
  */
 static const double t_975[] =
 {0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262};
 
 StaticAssertDecl(lengthof(t_975) >= TRIAL_PAIRS - 1,
-				 "t_975 must cover every pair lost_early looks at");
+				 "t_975 must cover every pair decided_early looks at");
 
 /*
  * How much faster the base must run once a higher trial has drained the
@@ -249,7 +255,7 @@ StaticAssertDecl(lengthof(t_975) >= TRIAL_PAIRS - 1,
  * trials go near first because the band errs upwards: a knee far above a
  * limit that lost no trial is rare, and twice a limit just past the knee
  * can cost half the throughput while it is tried (select-only with turns
- * at a thousand connections; lost_early now cuts that short).  Ties walk
+ * at a thousand connections; decided_early now cuts that short).  Ties walk
  * down, not the band: above the limit they left, a trial goes back to
  * where they came from (other_limit).
  */
@@ -698,19 +704,22 @@ higher_beyond_noise(const PccAutoState *st)
 
 /*
  * Has the other limit run more than TRIAL_EARLY_LOSS slower than the base
+ * (won: faster by as much in the log, 1 / (1 - TRIAL_EARLY_LOSS) times)
  * over TRIAL_EARLY_PAIRS pairs or more (but not all of them), and beyond
  * their noise?
  */
 static bool
-lost_early(const PccAutoState *st)
+decided_early(const PccAutoState *st, bool won)
 {
 	int			n = st->trial_npairs;
 	double		mean;
 	double		se;
+	double		sign = won ? -1 : 1;
 
 	return n >= TRIAL_EARLY_PAIRS && n < TRIAL_PAIRS &&
 		pair_stats(st, &mean, &se) &&
-		mean < log(1 - TRIAL_EARLY_LOSS) && mean + t_975[n - 1] * se < 0;
+		sign * mean < log(1 - TRIAL_EARLY_LOSS) &&
+		sign * mean + t_975[n - 1] * se < 0;
 }
 
 /* The same for the log, "none" for a limit that has not run yet. */
@@ -836,7 +845,7 @@ judge_drained_trial(PccAutoState *st, PccTime now)
 /*
  * One interval of a trial: count it to the limit it ran at, switch to the
  * other, and after TRIAL_PAIRS of each keep the better (or end early: see
- * walk_down and lost_early).  A lower limit that kept its throughput is
+ * walk_down and decided_early).  A lower limit that kept its throughput is
  * the next trial's base, as is a higher one that raised it; otherwise the
  * next trial goes the other way.
  *
@@ -872,9 +881,14 @@ trial_step(PccAutoState *st, const PccAutoSample *s, PccTime now)
 		walk_down(st, now);
 		return true;
 	}
-	if (i == 1 && (lower || s->saturated) && lost_early(st))
+	if (i == 1 && (lower || s->saturated) && decided_early(st, false))
 	{
 		finish_trial(st, lower, false, "lost early", now);
+		return true;
+	}
+	if (i == 1 && lower && decided_early(st, true))
+	{
+		finish_trial(st, lower, true, "kept early", now);
 		return true;
 	}
 	if (st->trial_steps < 2 * TRIAL_PAIRS)
