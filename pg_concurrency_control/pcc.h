@@ -227,7 +227,8 @@ typedef struct PccAutoState
 	bool		jump_seen;		/* a jump came since the last probe began */
 	int			probe_backoff_ms;	/* after probes given up in a row: the
 									 * least time from the last one's end to
-									 * any probe (0: none given up) */
+									 * a probe for the baseline (0: none
+									 * given up) */
 	bool		lull;			/* an interval had too few completions: the
 								 * next sample spans it */
 	double		probed_us[2];	/* baselines the last two probes measured,

@@ -23,8 +23,8 @@
  * while the gate is saturated, when service time doubles or halves at a
  * steady limit for two intervals, and after a higher trial drained a
  * queue that was faster (below); after probes that gave up (the work did
- * not drain to auto_min in time), none runs before a gap that doubles
- * (PROBE_BACKOFF_MAX_MS).  A probe after such a jump whose
+ * not drain to auto_min in time), none but the last kind runs before a
+ * gap that doubles (PROBE_BACKOFF_MAX_MS).  A probe after such a jump whose
  * baseline moved as much from both probes before it shows that the work
  * changed: the trials below start afresh (else the jump was holders
  * waiting for a CPU or for locks, and the gap before the next probe for a
@@ -68,7 +68,8 @@
  * a lost one.  Work completing fewer than TRIAL_MIN_RATE times a second,
  * and a yielding gate, run no trials; a lull (an interval with fewer than
  * MIN_SAMPLES completions, whose time the next sample spans) cuts a trial
- * short, unjudged.
+ * short, unjudged, or loses it where it came at a lower trial's lower
+ * limit (trial_interrupted).
  *
  * Each gate's controller sees only its own work's slowdown, and a burst
  * of big queries slows the other gates' work more than its own.  So the
@@ -109,9 +110,10 @@
  * (sessions idle in transaction, reports that run for minutes) or finish
  * too seldom there to be measured (holds of a few hundred milliseconds):
  * every PCC_AUTO_PROBE_EVERY_MS, or at each jump of service time, the
- * gate would stall.  After each probe given up, the least time before any
- * probe doubles, from twice PCC_AUTO_PROBE_EVERY_MS up to this; a measured
- * probe ends the backoff.
+ * gate would stall.  After each probe given up, the least time before the
+ * next probe for the baseline (periodic or for a jump; not one that forms
+ * a queue again) doubles, from twice PCC_AUTO_PROBE_EVERY_MS up to this;
+ * a measured probe, or new bounds, end the backoff.
  */
 #define PROBE_BACKOFF_MAX_MS	(16 * PCC_AUTO_PROBE_EVERY_MS)
 
@@ -148,7 +150,7 @@
  * auto_min to find the baseline where it was.  While probes after jumps
  * find the work unchanged (measured, with two probes before to compare),
  * the gap doubles, up to PROBE_GAP_MAX_MS; a probe given up leaves it
- * (and holds back every probe, PROBE_BACKOFF_MAX_MS).  A
+ * (and holds back probes for the baseline, PROBE_BACKOFF_MAX_MS).  A
  * jump within the gap makes no probe, but the next probe, the periodic one
  * at the latest, judges whether the work changed, as a probe for it does.
  * The gap is back at PROBE_GAP_MS once a probe finds the work changed, or
@@ -242,6 +244,13 @@ StaticAssertDecl(lengthof(t_975) >= TRIAL_PAIRS - 1,
  * thousands of connections vary by a tenth or more.
  */
 #define TRIAL_DRAINED_MARGIN 0.1
+
+/*
+ * An interval of a trial that has run this long without a sample (fewer
+ * than MIN_SAMPLES completions, where a trial needs TRIAL_MIN_RATE) ends
+ * the trial: see trial_interrupted.
+ */
+#define TRIAL_STALL_MS		(3 * PCC_AUTO_INTERVAL_MS)
 
 /* Pairs after which a lower limit never saturated is a tie (walk_down). */
 #define TRIAL_UNREACHED_PAIRS 2
@@ -418,7 +427,7 @@ end_probe(PccAutoState *st, bool measured, uint32 min, uint32 max,
 				 st->jump_gap_ms);
 	}
 	if (!measured)
-		auto_log("running work did not drain to %u within %d ms, limit back to %.0f; no probe for %d ms",
+		auto_log("running work did not drain to %u within %d ms, limit back to %.0f; no probe for the baseline for %d ms",
 				 min, PROBE_MAX_MS, st->limit, st->probe_backoff_ms);
 	else if (changed)
 	{
@@ -816,6 +825,30 @@ finish_trial(PccAutoState *st, bool lower, bool keep, const char *verdict,
 }
 
 /*
+ * The trial's readings stopped: the interval ending now had too few
+ * completions, or has run TRIAL_STALL_MS without a sample.  A lower trial
+ * running its lower limit then loses, and the next lower one waits: that
+ * limit may be what starved the gate (sessions idle in transaction holding
+ * most of its slots), and unjudged, the same trial would come back at
+ * once.  Otherwise the trial ends unjudged: a rate over a lull says
+ * nothing of either limit.
+ */
+static void
+trial_interrupted(PccAutoState *st, PccTime now)
+{
+	bool		lower = st->trial_other < st->trial_base;
+	bool		at_other = st->trial_steps % 2 == 1;
+
+	if (lower && at_other)
+		finish_trial(st, true, false, "lost: a lull at the lower limit", now);
+	else
+	{
+		log_trial(st, "cut short by a lull", st->trial_base);
+		end_trial(st, st->trial_base, now);
+	}
+}
+
+/*
  * End a higher trial that has drained the queue (trial_step).  The
  * interval ending now ran at the base without a queue, the base's
  * intervals before it mostly with one: the base faster by
@@ -886,6 +919,7 @@ trial_step(PccAutoState *st, const PccAutoSample *s, PccTime now)
 		finish_trial(st, lower, false, "lost early", now);
 		return true;
 	}
+	/* a lower limit clearly better: kept (decided_early, won) */
 	if (i == 1 && lower && decided_early(st, true))
 	{
 		finish_trial(st, lower, true, "kept early", now);
@@ -1003,6 +1037,8 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 	if (s->done < MIN_SAMPLES)
 	{
 		st->lull = true;
+		if (st->trial_on && s->seconds * 1000 >= TRIAL_STALL_MS)
+			trial_interrupted(st, now);
 		return false;
 	}
 	lull = st->lull;
@@ -1045,13 +1081,9 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 		set_baseline(st, service_us, now);
 	if (lull)
 	{
-		/* a rate over a lull says nothing of the limits */
 		if (st->trial_on)
-		{
-			log_trial(st, "cut short by a lull", st->trial_base);
-			end_trial(st, st->trial_base, now);
-		}
-		band_starts(st);
+			trial_interrupted(st, now);
+		band_starts(st);		/* nor is it the band's reference */
 	}
 	if (st->trial_on)
 	{
@@ -1273,6 +1305,7 @@ bounds_changed(PccAutoState *st, uint32 min, uint32 max, PccTime now)
 		log_trial(st, "cut short by the new bounds", st->limit);
 	st->bounds_min = min;
 	st->bounds_max = max;
+	st->probe_backoff_ms = 0;	/* a new auto_min may let probes drain */
 	band_starts(st);
 }
 

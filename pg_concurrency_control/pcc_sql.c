@@ -509,7 +509,7 @@ pg_concurrency_control_config_loaded(PG_FUNCTION_ARGS)
 /*
  * pg_concurrency_control_auto_simulate(unloaded_ms[], knee[], auto_min,
  * auto_max, start, client_ms, hidden_ms, demand, sessions, lull_steps,
- * lull_demand): run the
+ * lull_demand, idle_holders): run the
  * adaptive limit's controller against a model server, one row per
  * PCC_AUTO_INTERVAL_MS step, to test and explain it.
  * In step i the model serves up to knee[i] holders at once in unloaded_ms[i]
@@ -533,7 +533,9 @@ pg_concurrency_control_config_loaded(PG_FUNCTION_ARGS)
  * service time, so throughput still rises where service time says stop.
  * For the first lull_steps steps only lull_demand sessions (at least
  * one) want a slot, as while a thousand backends re-read the
- * configuration after a reload; demand after.
+ * configuration after a reload; demand after.  idle_holders of the
+ * holders (of the limit, when sessions queue) are idle in transaction:
+ * they count as running and complete nothing.
  */
 Datum
 pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
@@ -550,6 +552,7 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 	int32		sessions = PG_GETARG_INT32(8);
 	int32		lull_steps = PG_GETARG_INT32(9);
 	int32		lull_demand = PG_GETARG_INT32(10);
+	int32		idle_holders = PG_GETARG_INT32(11);
 	bool		queued = false;
 	Datum	   *unloaded;
 	Datum	   *knee;
@@ -595,6 +598,10 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lull_demand must be at least 1 when lull_steps is not 0"),
 				 errdetail("For the first lull_steps steps, only lull_demand sessions run.")));
+	if (idle_holders < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("idle_holders must not be negative")));
 	if (sessions < 0 || (sessions > 0 && sessions < Max(demand, lull_demand)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -613,6 +620,7 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 		int32		capacity = DatumGetInt32(knee[step]);
 		uint32		limit = (uint32) rint(st.limit);
 		uint32		holders;
+		uint32		busy;		/* holders not idle in transaction */
 		uint32		runnable;	/* sessions counted for hidden_ms */
 		PccAutoSample s;
 		Datum		values[SIMULATE_COLS];
@@ -632,15 +640,16 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 		queued = wanting == 0 || (uint32) wanting >= limit ||
 			(queued && (uint64) limit * SIM_QUEUE_KEEPS < (uint64) sessions);
 		holders = queued ? limit : (uint32) wanting;
+		busy = holders > (uint32) idle_holders ? holders - idle_holders : 0;
 		runnable = sessions > 0 && !queued ? Max(holders, (uint32) sessions) :
 			holders;
 		/* past the knee, holders at the server share it */
-		at_server = holders * base_ms / (base_ms + client_ms);
+		at_server = busy * base_ms / (base_ms + client_ms);
 		service_us = 1000.0 * (at_server <= capacity ? base_ms :
-							   base_ms * holders / capacity - client_ms);
+							   base_ms * busy / capacity - client_ms);
 		hold_us = service_us + 1000.0 * (client_ms +
 										 hidden_ms * Max(0, (int32) runnable - capacity));
-		done = rint(holders * interval_s * 1e6 / Max(hold_us, service_us / 2));
+		done = rint(busy * interval_s * 1e6 / Max(hold_us, service_us / 2));
 		/* what this interval brought, added to what is not consumed yet */
 		s.seconds = pending.seconds + interval_s;
 		s.done = pending.done + (uint64) done;

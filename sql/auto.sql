@@ -15,6 +15,7 @@ CREATE FUNCTION pg_concurrency_control_auto_simulate(
     sessions integer DEFAULT 0,
     lull_steps integer DEFAULT 0,
     lull_demand integer DEFAULT 0,
+    idle_holders integer DEFAULT 0,
     OUT step integer,
     OUT max_concurrency integer,
     OUT service_ms double precision,
@@ -105,8 +106,9 @@ SELECT count(*) FILTER (WHERE lim = 8) AS at_8, count(*) FILTER (WHERE lim = 6) 
 -- (1 / 0.85 times), beyond the noise of its pairs, is kept from its third
 -- pair on.  Where each holder past the knee of 8 costs every hold 0.2 ms
 -- that service time does not show, the trials halve the band's 31 to 16
--- and 16 to 8 in 3 pairs each: the limit stays at 8 from step 44, 0.76 of
--- best over the first 10 s (with whole trials: step 72, 0.66).
+-- and 16 to 8 in 3 pairs each: the limit is 8 for two steps in a row
+-- from step 44, 0.76 of best over the first 10 s (with whole trials:
+-- step 72, 0.66).
 SELECT min(step) FILTER (WHERE step > 3 AND max_concurrency = 8 AND before = 8) AS at_knee,
        round((avg(throughput) / 8000)::numeric, 2) AS of_best_10s
   FROM (SELECT *, lag(max_concurrency) OVER (ORDER BY step) AS before
@@ -378,9 +380,9 @@ SELECT count(*) FILTER (WHERE probing) AS probing_steps,
   FROM pcc_sim(steps(600, 1.0), steps(600, 8)) WHERE step > 20;
 
 -- A probe that cannot measure gives up after 2 s, which it spends at
--- auto_min: holds of 500 ms finish four times a second at a limit of 2,
--- too seldom for a sample in time (so do reports that run for seconds;
--- sessions idle in transaction never drain).  After each probe given up
+-- auto_min: holds of 500 ms at a limit of 2 finish too seldom for a
+-- sample in time (so do reports that run for seconds; sessions idle in
+-- transaction never drain).  After each probe given up
 -- the next waits twice as long, up to 160 s: over ten minutes the gate
 -- spends 119 steps of 6000 at auto_min, 40 in the last five minutes
 -- (before: a probe every 12 s, 1000 steps).
@@ -405,6 +407,20 @@ SELECT count(*) AS lulls, count(*) FILTER (WHERE of_best < 0.9) AS below_0_9,
                                steps(700, 8))
                  WHERE step BETWEEN k + 302 AND k + 400) AS r;
 
+-- Eight sessions idle in transaction hold slots and finish nothing (a
+-- knee of 8 then needs a limit of 16).  The lower trial of 8 against 16
+-- admits nobody, and nothing completes: the controller got no sample,
+-- and the trial held the gate at 8, stalled, until an idle session ended
+-- (here never: 527 steps of 570 at 8 or less, 0.08 of best).  A trial
+-- whose interval has run 300 ms without a sample now ends, lost at its
+-- lower limit, and the next lower one waits longer: 23 steps at 8 or
+-- less, 0.95 of best.
+SELECT count(*) FILTER (WHERE max_concurrency <= 8) AS starved_steps,
+       round((avg(throughput) / 8000)::numeric, 2) AS of_best
+  FROM pg_concurrency_control_auto_simulate(array_fill(1.0::float8, ARRAY[600]),
+         array_fill(8, ARRAY[600]), 2, 64, 64, 0, 0, 0, 0, 0, 0, 8)
+ WHERE step > 30;
+
 -- Bad input is rejected.
 SELECT * FROM pcc_sim(ARRAY[1.0, 1.0], ARRAY[8]);
 SELECT * FROM pcc_sim(ARRAY[1.0, NULL], ARRAY[8, 8]);
@@ -416,6 +432,7 @@ SELECT * FROM pg_concurrency_control_auto_simulate(ARRAY[1.0], ARRAY[8], 2, 8, 8
 SELECT * FROM pg_concurrency_control_auto_simulate(ARRAY[1.0], ARRAY[8], 2, 8, 8, 0, 0, 8, 4);
 SELECT * FROM pg_concurrency_control_auto_simulate(ARRAY[1.0], ARRAY[8], 2, 8, 8, 0, 0, 0, 0, 1, 0);
 SELECT * FROM pg_concurrency_control_auto_simulate(ARRAY[1.0], ARRAY[8], 2, 8, 8, 0, 0, 0, 0, -1, 3);
+SELECT * FROM pg_concurrency_control_auto_simulate(ARRAY[1.0], ARRAY[8], 2, 8, 8, 0, 0, 0, 0, 0, 0, -1);
 DROP FUNCTION pcc_sim, steps(int, float8), steps(int, int);
 
 -- Gates with a static limit show no controller state.
