@@ -68,8 +68,9 @@
  * a lost one.  Work completing fewer than TRIAL_MIN_RATE times a second,
  * and a yielding gate, run no trials; a lull (an interval with fewer than
  * MIN_SAMPLES completions, whose time the next sample spans) cuts a trial
- * short, unjudged, or loses it where it came at a lower trial's lower
- * limit (trial_interrupted).
+ * short, unjudged, as does an interval of a trial that runs long without
+ * a sample, which loses it at a lower trial's lower limit where the gate
+ * is full (trial_interrupted).
  *
  * Each gate's controller sees only its own work's slowdown, and a burst
  * of big queries slows the other gates' work more than its own.  So the
@@ -113,7 +114,7 @@
  * gate would stall.  After each probe given up, the least time before the
  * next probe for the baseline (periodic or for a jump; not one that forms
  * a queue again) doubles, from twice PCC_AUTO_PROBE_EVERY_MS up to this;
- * a measured probe, or new bounds, end the backoff.
+ * a measured probe, or a new auto_min, ends the backoff.
  */
 #define PROBE_BACKOFF_MAX_MS	(16 * PCC_AUTO_PROBE_EVERY_MS)
 
@@ -825,22 +826,23 @@ finish_trial(PccAutoState *st, bool lower, bool keep, const char *verdict,
 }
 
 /*
- * The trial's readings stopped: the interval ending now had too few
- * completions, or has run TRIAL_STALL_MS without a sample.  A lower trial
- * running its lower limit then loses, and the next lower one waits: that
- * limit may be what starved the gate (sessions idle in transaction holding
- * most of its slots), and unjudged, the same trial would come back at
- * once.  Otherwise the trial ends unjudged: a rate over a lull says
- * nothing of either limit.
+ * The trial's readings stopped: a sample spans intervals with too few
+ * completions (a lull), or one of its intervals has run TRIAL_STALL_MS
+ * without a sample (stalled).  A rate over a lull says nothing of either
+ * limit: the trial ends unjudged.  But a lower trial stalled at its lower
+ * limit while the gate was full loses, and the next lower one waits: that
+ * limit may be what starves the gate (sessions idle in transaction holding
+ * its slots), and unjudged, the same trial would come back at once.
  */
 static void
-trial_interrupted(PccAutoState *st, PccTime now)
+trial_interrupted(PccAutoState *st, bool stalled, bool saturated,
+				  PccTime now)
 {
 	bool		lower = st->trial_other < st->trial_base;
 	bool		at_other = st->trial_steps % 2 == 1;
 
-	if (lower && at_other)
-		finish_trial(st, true, false, "lost: a lull at the lower limit", now);
+	if (stalled && saturated && lower && at_other)
+		finish_trial(st, true, false, "lost: stalled at the lower limit", now);
 	else
 	{
 		log_trial(st, "cut short by a lull", st->trial_base);
@@ -1038,7 +1040,7 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 	{
 		st->lull = true;
 		if (st->trial_on && s->seconds * 1000 >= TRIAL_STALL_MS)
-			trial_interrupted(st, now);
+			trial_interrupted(st, true, s->saturated, now);
 		return false;
 	}
 	lull = st->lull;
@@ -1082,8 +1084,8 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 	if (lull)
 	{
 		if (st->trial_on)
-			trial_interrupted(st, now);
-		band_starts(st);		/* nor is it the band's reference */
+			trial_interrupted(st, false, s->saturated, now);
+		band_starts(st);		/* a lull is no reference for the band */
 	}
 	if (st->trial_on)
 	{
@@ -1303,9 +1305,16 @@ bounds_changed(PccAutoState *st, uint32 min, uint32 max, PccTime now)
 			 st->ceiling, st->trial_floor);
 	if (cut)
 		log_trial(st, "cut short by the new bounds", st->limit);
+	if (min != st->bounds_min && st->probe_backoff_ms > 0)
+	{
+		/* a new auto_min may let probes drain */
+		st->probe_backoff_ms = 0;
+		st->next_probe = Min(st->next_probe,
+							 pcc_time_plus_ms(st->probe_ended,
+											  PCC_AUTO_PROBE_EVERY_MS));
+	}
 	st->bounds_min = min;
 	st->bounds_max = max;
-	st->probe_backoff_ms = 0;	/* a new auto_min may let probes drain */
 	band_starts(st);
 }
 

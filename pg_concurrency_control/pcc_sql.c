@@ -641,8 +641,8 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 			(queued && (uint64) limit * SIM_QUEUE_KEEPS < (uint64) sessions);
 		holders = queued ? limit : (uint32) wanting;
 		busy = holders > (uint32) idle_holders ? holders - idle_holders : 0;
-		runnable = sessions > 0 && !queued ? Max(holders, (uint32) sessions) :
-			holders;
+		runnable = sessions > 0 && !queued ? Max(busy, (uint32) sessions) :
+			busy;
 		/* past the knee, holders at the server share it */
 		at_server = busy * base_ms / (base_ms + client_ms);
 		service_us = 1000.0 * (at_server <= capacity ? base_ms :
