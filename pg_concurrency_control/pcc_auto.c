@@ -828,20 +828,20 @@ finish_trial(PccAutoState *st, bool lower, bool keep, const char *verdict,
 /*
  * The trial's readings stopped: a sample spans intervals with too few
  * completions (a lull), or one of its intervals has run TRIAL_STALL_MS
- * without a sample (stalled).  A rate over a lull says nothing of either
- * limit: the trial ends unjudged.  But a lower trial stalled at its lower
- * limit while the gate was full loses, and the next lower one waits: that
- * limit may be what starves the gate (sessions idle in transaction holding
- * its slots), and unjudged, the same trial would come back at once.
+ * without a sample (starved, if the gate was full meanwhile).  A rate
+ * over a lull says nothing of either limit: the trial ends unjudged.  But
+ * a lower trial starved at its lower limit loses, and the next lower one
+ * waits: that limit may be what starves the gate (sessions idle in
+ * transaction holding its slots), and unjudged, the same trial would come
+ * back at once.
  */
 static void
-trial_interrupted(PccAutoState *st, bool stalled, bool saturated,
-				  PccTime now)
+trial_interrupted(PccAutoState *st, bool starved, PccTime now)
 {
 	bool		lower = st->trial_other < st->trial_base;
 	bool		at_other = st->trial_steps % 2 == 1;
 
-	if (stalled && saturated && lower && at_other)
+	if (starved && lower && at_other)
 		finish_trial(st, true, false, "lost: stalled at the lower limit", now);
 	else
 	{
@@ -1040,7 +1040,7 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 	{
 		st->lull = true;
 		if (st->trial_on && s->seconds * 1000 >= TRIAL_STALL_MS)
-			trial_interrupted(st, true, s->saturated, now);
+			trial_interrupted(st, s->saturated, now);
 		return false;
 	}
 	lull = st->lull;
@@ -1084,7 +1084,7 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 	if (lull)
 	{
 		if (st->trial_on)
-			trial_interrupted(st, false, s->saturated, now);
+			trial_interrupted(st, false, now);
 		band_starts(st);		/* a lull is no reference for the band */
 	}
 	if (st->trial_on)
