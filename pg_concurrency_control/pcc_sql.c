@@ -97,6 +97,12 @@ typedef struct PccResult
  * limit of 8 and drained it at 16.
  */
 #define SIM_QUEUE_KEEPS 4
+/*
+ * The model's shortest unloaded hold, 1 us: a step then completes at most
+ * auto_max x 2 x 10^5 holds (holds shrink to half at most), which a 64-bit
+ * count holds.
+ */
+#define SIM_MIN_UNLOADED_MS 0.001
 
 /* A gate's numbers, copied out under its mutex (O(1) hold). */
 typedef struct GateSnapshot
@@ -598,10 +604,13 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lull_demand must be at least 1 when lull_steps is not 0"),
 				 errdetail("For the first lull_steps steps, only lull_demand sessions run.")));
-	if (idle_holders < 0)
+	if (idle_holders < 0 ||
+		(demand > 0 && idle_holders > demand) ||
+		(lull_steps > 0 && idle_holders > lull_demand))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("idle_holders must not be negative")));
+				 errmsg("idle_holders must not be negative nor exceed demand or lull_demand"),
+				 errdetail("Sessions idle in transaction are among those that want a slot.")));
 	if (sessions < 0 || (sessions > 0 && sessions < Max(demand, lull_demand)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -632,11 +641,16 @@ pg_concurrency_control_auto_simulate(PG_FUNCTION_ARGS)
 		int32		wanting = step < lull_steps ? lull_demand : demand;
 
 		CHECK_FOR_INTERRUPTS();
-		if (!(base_ms > 0) || isinf(base_ms) || capacity < 1)
+		if (!(base_ms >= SIM_MIN_UNLOADED_MS) || isinf(base_ms))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("step %d: unloaded_ms must be positive and finite, knee at least 1",
-							step + 1)));
+					 errmsg("step %d: unloaded_ms must be finite and at least %g",
+							step + 1, SIM_MIN_UNLOADED_MS),
+					 errdetail("A step's completions must fit a 64-bit count.")));
+		if (capacity < 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("step %d: knee must be at least 1", step + 1)));
 		queued = wanting == 0 || (uint32) wanting >= limit ||
 			(queued && (uint64) limit * SIM_QUEUE_KEEPS < (uint64) sessions);
 		holders = queued ? limit : (uint32) wanting;

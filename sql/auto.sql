@@ -434,6 +434,9 @@ SELECT * FROM pg_concurrency_control_auto_simulate(ARRAY[1.0], ARRAY[8], 2, 8, 8
 SELECT * FROM pg_concurrency_control_auto_simulate(ARRAY[1.0], ARRAY[8], 2, 8, 8, 0, 0, 0, 0, 1, 0);
 SELECT * FROM pg_concurrency_control_auto_simulate(ARRAY[1.0], ARRAY[8], 2, 8, 8, 0, 0, 0, 0, -1, 3);
 SELECT * FROM pg_concurrency_control_auto_simulate(ARRAY[1.0], ARRAY[8], 2, 8, 8, 0, 0, 0, 0, 0, 0, -1);
+SELECT * FROM pg_concurrency_control_auto_simulate(ARRAY[1.0], ARRAY[8], 2, 8, 8, 0, 0, 4, 0, 0, 0, 5);
+SELECT * FROM pg_concurrency_control_auto_simulate(ARRAY[1.0], ARRAY[8], 2, 8, 8, 0, 0, 0, 0, 10, 3, 4);
+SELECT * FROM pcc_sim(ARRAY[1.0, 1e-300], ARRAY[8, 8]);
 DROP FUNCTION pcc_sim, steps(int, float8), steps(int, int);
 
 -- Gates with a static limit show no controller state.
