@@ -114,6 +114,31 @@ SELECT min(step) FILTER (WHERE step > 3 AND max_concurrency = 8 AND before = 8) 
   FROM (SELECT *, lag(max_concurrency) OVER (ORDER BY step) AS before
           FROM pg_concurrency_control_auto_simulate(array_fill(1.0::float8, ARRAY[100]),
                  array_fill(8, ARRAY[100]), 2, 64, 64, 0, 0.2)) AS r;
+-- Both early verdicts wait for pairs that agree.  The first trial (31
+-- against 16, steps 31-50, 16 at the even steps; both past the knee of
+-- 8, so as fast as each other) gets noise at its lower limit: there
+-- holds take 2, 1 and 1.43 times as long in its first three pairs, so 16
+-- runs 0.5, 1 and 0.7 times as fast as 31 (0.70 on average in the log,
+-- clearly under 0.85, but spread), then 0.75 in every pair after.  The
+-- trial goes on until the pairs agree, and is lost at its fifth pair; the
+-- mirrored noise (16 twice as fast, as fast, 1.43 and 1.33 times as fast)
+-- keeps 16 at its fifth pair.  Either verdict at the third pair would
+-- take the mean alone, ignoring the noise.
+SELECT faster, (min(step) FILTER (WHERE step > 32 AND lim = before) - 31) / 2 AS pairs,
+       (array_agg(lim ORDER BY step))[min(step) FILTER (WHERE step > 32 AND lim = before)]
+         AS limit_then
+  FROM (SELECT f.faster, r.step, r.max_concurrency AS lim,
+               lag(r.max_concurrency) OVER (PARTITION BY f.faster ORDER BY r.step) AS before
+          FROM (VALUES (false), (true)) AS f(faster),
+               pg_concurrency_control_auto_simulate(
+                 (SELECT array_agg(CASE WHEN i IN (32, 34, 36, 38, 40, 42, 44, 46, 48, 50)
+                                        THEN (CASE i WHEN 32 THEN 2.0 WHEN 34 THEN 1.0
+                                                     WHEN 36 THEN 1.43 ELSE 1.33 END) ^
+                                             (CASE WHEN f.faster THEN -1 ELSE 1 END)
+                                        ELSE 1.0 END::float8 ORDER BY i)
+                    FROM generate_series(1, 60) AS i),
+                 array_fill(8, ARRAY[60])) AS r) AS t
+ GROUP BY faster ORDER BY faster;
 
 -- And where service time overstates what more holders cost (hidden_ms
 -- -0.05: each holder past the knee shortens every hold, as holders that
