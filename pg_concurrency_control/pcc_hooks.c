@@ -46,6 +46,7 @@
 
 #include "access/parallel.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "commands/prepare.h"
 #include "executor/executor.h"
 #include "fmgr.h"
@@ -466,6 +467,14 @@ pcc_admit_statement(QueryDesc *qd)
 	bool		writes = pcc_statement_writes(qd) ||
 		(utility_query != NULL && utility_query->writes);
 
+	/*
+	 * On a standby a write fails in ExecutorStart (its transaction is read
+	 * only, and no temporary table exists there to write): a slot would
+	 * make it wait only to fail, or to time out with our error, not
+	 * PostgreSQL's.
+	 */
+	if (writes && RecoveryInProgress())
+		return;
 	if (!transaction_admitted)
 		pcc_admit_transaction(pcc_statement_transaction_gate(qd, big, writes));
 	if (big && IsTransactionBlock())

@@ -10,6 +10,7 @@ use PccTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(usleep);
 
 my $primary = pcc_node('primary', { allows_streaming => 1 },
 	"pg_concurrency_control.query_concurrency = 1",
@@ -32,7 +33,23 @@ like($out, qr/^0$/m, 'and runs once the first is done');
 finish($a);
 $b->query_safe('BEGIN READ ONLY');
 is(gate_value($standby, 'transaction', 'running'), '1', 'a read-only block holds a transaction slot');
+
+# --- a write does not queue on the standby: it can only fail (read only),
+# so it fails at once with PostgreSQL's error, the slot it would need held
+my $w = session($standby);
+send_sql($w, 'UPDATE t SET v = v + 1 \; SELECT 1;');
+my $deadline = time() + 10;
+while ($w->{stderr} !~ /read-only/ && time() < $deadline)
+{
+	$w->{run}->pump_nb;
+	usleep(50_000);
+}
+like($w->{stderr}, qr/cannot execute UPDATE in a read-only transaction/,
+	'standby: a write (an implicit block) fails at once, the transaction slot held');
+is(gate_value($standby, 'transaction', 'waiting'), '0', 'it never queued');
 $b->query_safe('COMMIT');
+finish($w);
+$w->quit;
 
 # --- the watchdog runs on the hot standby: it applies a reload
 pcc_reload($standby, query_concurrency => 2);
