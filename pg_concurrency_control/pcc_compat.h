@@ -12,6 +12,8 @@
 #define PCC_COMPAT_H
 
 #include "postgres.h"
+#include "nodes/parsenodes.h"
+#include "nodes/plannodes.h"
 #include "storage/proc.h"
 #include "utils/wait_event.h"
 
@@ -72,6 +74,38 @@
 #else
 #define pcc_wait_event(name) PG_WAIT_EXTENSION
 #endif
+
+/*
+ * Does the plan ask more than SELECT of a relation?  In a read-only
+ * transaction ExecutorStart rejects such a plan unless the relations are
+ * temporary (ExecCheckXactReadOnly).  PG16 moved the permissions a plan
+ * asks from its range table to permInfos.
+ */
+static inline bool
+pcc_plan_asks_more_than_select(PlannedStmt *ps)
+{
+	ListCell   *lc;
+
+#if PG_VERSION_NUM >= 160000
+	foreach(lc, ps->permInfos)
+	{
+		RTEPermissionInfo *perm = lfirst_node(RTEPermissionInfo, lc);
+
+		if ((perm->requiredPerms & ~ACL_SELECT) != 0)
+			return true;
+	}
+#else
+	foreach(lc, ps->rtable)
+	{
+		RangeTblEntry *rte = lfirst_node(RangeTblEntry, lc);
+
+		if (rte->rtekind == RTE_RELATION &&
+			(rte->requiredPerms & ~ACL_SELECT) != 0)
+			return true;
+	}
+#endif
+	return false;
+}
 
 /* ProcessUtility's readOnlyTree (since PG14). */
 #define PCC_UTILITY_READONLY_PARAM bool readOnlyTree,

@@ -468,12 +468,14 @@ pcc_admit_statement(QueryDesc *qd)
 		(utility_query != NULL && utility_query->writes);
 
 	/*
-	 * On a standby a write fails in ExecutorStart (its transaction is read
-	 * only, and no temporary table exists there to write): a slot would
-	 * make it wait only to fail, or to time out with our error, not
-	 * PostgreSQL's.
+	 * On a standby ExecutorStart rejects a plan that asks more than SELECT
+	 * of a relation (its transaction is read only, and no temporary table
+	 * exists there): a slot would make it wait only to fail, or to time
+	 * out with our error, not PostgreSQL's.  A write that asks no more (a
+	 * MERGE whose actions all do nothing) runs, gated.
 	 */
-	if (writes && RecoveryInProgress())
+	if (writes && RecoveryInProgress() &&
+		pcc_plan_asks_more_than_select(qd->plannedstmt))
 		return;
 	if (!transaction_admitted)
 		pcc_admit_transaction(pcc_statement_transaction_gate(qd, big, writes));
@@ -810,10 +812,11 @@ pcc_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	 * (with the statement's snapshot, as a gated query waits), not when its
 	 * query reaches the executor: by then it holds its lock on the view,
 	 * and a CONCURRENTLY one runs statements of its own through SPI.  A
-	 * write, big by its hint (the cost is not known yet).
+	 * write, big by its hint (the cost is not known yet).  On a standby it
+	 * fails at once (read only), as other writes do in ExecutorStart.
 	 */
 	if (top && IsA(stmt, RefreshMatViewStmt) && !transaction_admitted &&
-		pcc_gating_applies())
+		pcc_gating_applies() && !RecoveryInProgress())
 	{
 		bool		big = pcc_text_has_bigsql_hint(queryString,
 												   pstmt->stmt_location,

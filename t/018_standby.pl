@@ -17,7 +17,8 @@ my $primary = pcc_node('primary', { allows_streaming => 1 },
 	"pg_concurrency_control.transaction_concurrency = 1",
 	"pg_concurrency_control.autocommit_concurrency = 1",
 	"deadlock_timeout = '10min'");
-$primary->safe_psql('postgres', 'CREATE TABLE t (id int PRIMARY KEY, v int); INSERT INTO t VALUES (1, 0)');
+$primary->safe_psql('postgres', 'CREATE TABLE t (id int PRIMARY KEY, v int); INSERT INTO t VALUES (1, 0); '
+	. 'CREATE MATERIALIZED VIEW mv AS SELECT * FROM t');
 $primary->backup('b');
 my $standby = PostgreSQL::Test::Cluster->new('standby');
 $standby->init_from_backup($primary, 'b', has_streaming => 1);
@@ -34,22 +35,37 @@ finish($a);
 $b->query_safe('BEGIN READ ONLY');
 is(gate_value($standby, 'transaction', 'running'), '1', 'a read-only block holds a transaction slot');
 
-# --- a write does not queue on the standby: it can only fail (read only),
-# so it fails at once with PostgreSQL's error, the slot it would need held
-my $w = session($standby);
-send_sql($w, 'UPDATE t SET v = v + 1 \; SELECT 1;');
-my $deadline = time() + 10;
-while ($w->{stderr} !~ /read-only/ && time() < $deadline)
+# --- on the standby a write fails at once (read only), not after queuing
+# for the slot it would need, held here; a MERGE that only does nothing
+# asks no more than a read, runs there, and is gated
+for my $write ('UPDATE t SET v = v + 1', 'REFRESH MATERIALIZED VIEW mv')
 {
-	$w->{run}->pump_nb;
-	usleep(50_000);
+	my $w = session($standby);
+	my $pid = backend_pid($w);
+	send_sql($w, "$write \\; SELECT 1;");
+	my $deadline = time() + 10;
+	while ($w->{stderr} !~ /read-only/ && time() < $deadline)
+	{
+		$w->{run}->pump_nb;
+		usleep(50_000);
+	}
+	like($w->{stderr}, qr/cannot execute \S.* in a read-only transaction/,
+		"standby: $write (an implicit block) fails at once, the transaction slot held");
+	is(gate_value($standby, 'transaction', 'waiting'), '0', 'it never queued');
+	$standby->safe_psql('pccmon', "SELECT pg_cancel_backend($pid)");	# if it did
+	finish($w);
+	$w->quit;
 }
-like($w->{stderr}, qr/cannot execute UPDATE in a read-only transaction/,
-	'standby: a write (an implicit block) fails at once, the transaction slot held');
-is(gate_value($standby, 'transaction', 'waiting'), '0', 'it never queued');
 $b->query_safe('COMMIT');
-finish($w);
-$w->quit;
+my $m = session($standby);
+send_sql($m, 'MERGE INTO t USING (SELECT 1 AS id FROM pg_sleep(1.5)) s ON t.id = s.id '
+	. 'WHEN MATCHED THEN DO NOTHING;');
+ok(wait_until($standby,
+		"SELECT running = 1 FROM pg_concurrency_control WHERE gate = 'autocommit'", 10),
+	'standby: a MERGE that does nothing holds an autocommit slot');
+my (undef, $merr) = finish($m);
+is($merr, '', 'and runs');
+$m->quit;
 
 # --- the watchdog runs on the hot standby: it applies a reload
 pcc_reload($standby, query_concurrency => 2);
