@@ -12,9 +12,11 @@
 #define PCC_COMPAT_H
 
 #include "postgres.h"
+#include "catalog/namespace.h"
 #include "nodes/parsenodes.h"
 #include "nodes/plannodes.h"
 #include "storage/proc.h"
+#include "utils/lsyscache.h"
 #include "utils/wait_event.h"
 
 #if PG_VERSION_NUM < 150000
@@ -76,13 +78,14 @@
 #endif
 
 /*
- * Does the plan ask more than SELECT of a relation?  In a read-only
- * transaction ExecutorStart rejects such a plan unless the relations are
- * temporary (ExecCheckXactReadOnly).  PG16 moved the permissions a plan
- * asks from its range table to permInfos.
+ * Would a read-only transaction reject the plan: does it ask more than
+ * SELECT of a relation that is not temporary?  ExecutorStart's
+ * ExecCheckXactReadOnly asks just this, where XactReadOnly is set and the
+ * plan is not only explained (the caller's conditions).  PG16 moved the
+ * permissions a plan asks from its range table to permInfos.
  */
 static inline bool
-pcc_plan_asks_more_than_select(PlannedStmt *ps)
+pcc_plan_rejected_read_only(PlannedStmt *ps)
 {
 	ListCell   *lc;
 
@@ -91,7 +94,8 @@ pcc_plan_asks_more_than_select(PlannedStmt *ps)
 	{
 		RTEPermissionInfo *perm = lfirst_node(RTEPermissionInfo, lc);
 
-		if ((perm->requiredPerms & ~ACL_SELECT) != 0)
+		if ((perm->requiredPerms & ~ACL_SELECT) != 0 &&
+			!isTempNamespace(get_rel_namespace(perm->relid)))
 			return true;
 	}
 #else
@@ -100,7 +104,8 @@ pcc_plan_asks_more_than_select(PlannedStmt *ps)
 		RangeTblEntry *rte = lfirst_node(RangeTblEntry, lc);
 
 		if (rte->rtekind == RTE_RELATION &&
-			(rte->requiredPerms & ~ACL_SELECT) != 0)
+			(rte->requiredPerms & ~ACL_SELECT) != 0 &&
+			!isTempNamespace(get_rel_namespace(rte->relid)))
 			return true;
 	}
 #endif

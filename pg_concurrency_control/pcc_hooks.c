@@ -46,7 +46,6 @@
 
 #include "access/parallel.h"
 #include "access/xact.h"
-#include "access/xlog.h"
 #include "commands/prepare.h"
 #include "executor/executor.h"
 #include "fmgr.h"
@@ -468,14 +467,15 @@ pcc_admit_statement(QueryDesc *qd)
 		(utility_query != NULL && utility_query->writes);
 
 	/*
-	 * On a standby ExecutorStart rejects a plan that asks more than SELECT
-	 * of a relation (its transaction is read only, and no temporary table
-	 * exists there): a slot would make it wait only to fail, or to time
-	 * out with our error, not PostgreSQL's.  A write that asks no more (a
-	 * MERGE whose actions all do nothing) runs, gated.
+	 * In a read-only transaction (every one on a standby; on a primary,
+	 * one begun READ ONLY, set so, or so by default_transaction_read_only)
+	 * ExecutorStart rejects a write to a relation that is not temporary: a
+	 * slot would make it wait only to fail, or to time out with our error,
+	 * not PostgreSQL's.  A write it lets run (to a temporary table, or a
+	 * MERGE whose actions all do nothing) is gated.
 	 */
-	if (writes && RecoveryInProgress() &&
-		pcc_plan_asks_more_than_select(qd->plannedstmt))
+	if (writes && XactReadOnly &&
+		pcc_plan_rejected_read_only(qd->plannedstmt))
 		return;
 	if (!transaction_admitted)
 		pcc_admit_transaction(pcc_statement_transaction_gate(qd, big, writes));
@@ -812,11 +812,11 @@ pcc_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	 * (with the statement's snapshot, as a gated query waits), not when its
 	 * query reaches the executor: by then it holds its lock on the view,
 	 * and a CONCURRENTLY one runs statements of its own through SPI.  A
-	 * write, big by its hint (the cost is not known yet).  On a standby it
-	 * fails at once (read only), as other writes do in ExecutorStart.
+	 * write, big by its hint (the cost is not known yet).  In a read-only
+	 * transaction it fails at once, as other writes do in ExecutorStart.
 	 */
 	if (top && IsA(stmt, RefreshMatViewStmt) && !transaction_admitted &&
-		pcc_gating_applies() && !RecoveryInProgress())
+		pcc_gating_applies() && !XactReadOnly)
 	{
 		bool		big = pcc_text_has_bigsql_hint(queryString,
 												   pstmt->stmt_location,

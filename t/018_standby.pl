@@ -1,7 +1,9 @@
 # On a streaming standby the module works as on a primary: reads are gated,
 # the status functions answer, the watchdog runs (in pg_stat_activity) and
 # applies reloads, nothing needs a writable catalog; after promotion writes are
-# gated too.
+# gated too.  A write that a read-only transaction rejects (every transaction
+# on a standby, any with default_transaction_read_only on a primary) fails at
+# once instead of queuing first.
 use strict;
 use warnings;
 use FindBin;
@@ -35,27 +37,37 @@ finish($a);
 $b->query_safe('BEGIN READ ONLY');
 is(gate_value($standby, 'transaction', 'running'), '1', 'a read-only block holds a transaction slot');
 
-# --- on the standby a write fails at once (read only), not after queuing
-# for the slot it would need, held here; a MERGE that only does nothing
-# asks no more than a read, runs there, and is gated
-for my $write ('UPDATE t SET v = v + 1', 'REFRESH MATERIALIZED VIEW mv')
+# A write in a read-only transaction (made so by $setup in its session, or
+# by $prefix in the same query string) fails at once, not after queuing for
+# the transaction slot it would need, which a read-only block holds.
+sub write_fails_unqueued
 {
-	my $w = session($standby);
-	my $pid = backend_pid($w);
-	send_sql($w, "$write \\; SELECT 1;");
-	my $deadline = time() + 10;
-	while ($w->{stderr} !~ /read-only/ && time() < $deadline)
+	my ($node, $label, $setup, $prefix) = @_;
+	$prefix //= '';
+	for my $write ('UPDATE t SET v = v + 1', 'REFRESH MATERIALIZED VIEW mv')
 	{
-		$w->{run}->pump_nb;
-		usleep(50_000);
+		my $w = session($node);
+		my $pid = backend_pid($w);
+		$w->query_safe($setup) if $setup;
+		send_sql($w, "$prefix$write \\; SELECT 1;");
+		my $deadline = time() + 10;
+		while ($w->{stderr} !~ /read-only/ && time() < $deadline)
+		{
+			$w->{run}->pump_nb;
+			usleep(50_000);
+		}
+		like($w->{stderr}, qr/cannot execute \S.* in a read-only transaction/,
+			"$label: $write (an implicit block) fails at once, the transaction slot held");
+		is(gate_value($node, 'transaction', 'waiting'), '0', 'it never queued');
+		$node->safe_psql('pccmon', "SELECT pg_cancel_backend($pid)");	# if it did
+		finish($w);
+		$w->quit;
 	}
-	like($w->{stderr}, qr/cannot execute \S.* in a read-only transaction/,
-		"standby: $write (an implicit block) fails at once, the transaction slot held");
-	is(gate_value($standby, 'transaction', 'waiting'), '0', 'it never queued');
-	$standby->safe_psql('pccmon', "SELECT pg_cancel_backend($pid)");	# if it did
-	finish($w);
-	$w->quit;
 }
+
+# --- on the standby a write fails at once; a MERGE that only does nothing
+# asks no more than a read, runs there, and is gated
+write_fails_unqueued($standby, 'standby');
 $b->query_safe('COMMIT');
 my $m = session($standby);
 send_sql($m, 'MERGE INTO t USING (SELECT 1 AS id FROM pg_sleep(1.5)) s ON t.id = s.id '
@@ -66,6 +78,30 @@ ok(wait_until($standby,
 my (undef, $merr) = finish($m);
 is($merr, '', 'and runs');
 $m->quit;
+
+# --- the same on a primary, in transactions read only by
+# default_transaction_read_only; a write to a temporary table runs there,
+# gated
+my $h = session($primary);
+$h->query_safe('BEGIN READ ONLY');
+is(gate_value($primary, 'transaction', 'running'), '1', 'primary: a read-only block holds the transaction slot');
+write_fails_unqueued($primary, 'primary, default_transaction_read_only',
+	'SET default_transaction_read_only = on');
+write_fails_unqueued($primary, 'primary, SET TRANSACTION READ ONLY', undef,
+	'SET TRANSACTION READ ONLY \\; ');
+$h->query_safe('COMMIT');
+$m = session($primary);
+$m->query_safe('CREATE TEMP TABLE tt (x int); SET default_transaction_read_only = on');
+is($m->query_safe('SHOW transaction_read_only'), 'on', 'primary: the next session is read only');
+send_sql($m, 'INSERT INTO tt SELECT 1 FROM pg_sleep(1.5);');
+ok(wait_until($primary,
+		"SELECT running = 1 FROM pg_concurrency_control WHERE gate = 'autocommit'", 10),
+	'primary, read only: a write to a temporary table holds an autocommit slot');
+(undef, $merr) = finish($m);
+is($merr, '', 'and runs');
+no_problems($primary, 'read-only transactions on a primary');
+$m->quit;
+$h->quit;
 
 # --- the watchdog runs on the hot standby: it applies a reload
 pcc_reload($standby, query_concurrency => 2);
