@@ -1,7 +1,6 @@
-# pg_upgrade carries a cluster that uses the module over to a new one, every
-# limit at 1: its check of the libraries passes (in a new cluster that does
-# not preload it yet, the library loads and does nothing), the dumps and
-# restores wait for slots like any session, and the
+# pg_upgrade carries a cluster that uses the module, every limit at 1, over
+# to a new one: its check of the libraries passes (in a new cluster that
+# does not preload it yet, the library loads and does nothing), and the
 # extension, a view built on the module's view, its grant and a database's
 # bypass setting come across.  The new cluster then gates as the old one
 # did.  Both clusters are of the version under test: a major upgrade runs
@@ -24,10 +23,12 @@ $old->safe_psql('postgres',
 	  . 'CREATE ROLE watcher; '
 	  . 'CREATE VIEW gates AS SELECT gate, max_concurrency FROM pg_concurrency_control; '
 	  . 'GRANT SELECT ON gates TO watcher');
+my $version = $old->safe_psql('postgres',
+	"SELECT extversion FROM pg_extension WHERE extname = 'pg_concurrency_control'");
 $old->stop;
 
-# pg_upgrade writes its logs under the new data directory, and some
-# versions also in the current one
+# pg_upgrade writes its logs under the new data directory, and its script
+# to delete the old cluster in the current one
 chdir PostgreSQL::Test::Utils::tempdir;
 
 # Upgrade the old cluster (copied, so it can be upgraded again) into a new
@@ -58,11 +59,15 @@ sub upgrade_to
 	return $new;
 }
 
-upgrade_to('unloaded', 0)->stop;
+my $unloaded = upgrade_to('unloaded', 0);
+is($unloaded->safe_psql('postgres',
+		"SELECT extversion FROM pg_extension WHERE extname = 'pg_concurrency_control'"),
+	$version, 'unloaded: the extension came across');
+$unloaded->stop;
 my $new = upgrade_to('preloaded', 1);
 is($new->safe_psql('postgres',
 		"SELECT extversion FROM pg_extension WHERE extname = 'pg_concurrency_control'"),
-	'1.0', 'the extension came across');
+	$version, 'preloaded: the extension came across');
 is($new->safe_psql('postgres', 'SELECT count(*) FROM t'), '1000', 'and the data');
 is($new->safe_psql('postgres',
 		"SET ROLE watcher; SELECT string_agg(gate || '=' || max_concurrency, ',' ORDER BY gate) FROM gates"),
