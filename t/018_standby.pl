@@ -2,8 +2,8 @@
 # the status functions answer, the watchdog runs (in pg_stat_activity) and
 # applies reloads, nothing needs a writable catalog; after promotion writes are
 # gated too.  A write that a read-only transaction rejects (every transaction
-# on a standby, any with default_transaction_read_only on a primary) fails at
-# once instead of queuing first.
+# on a standby; on a primary, one made read only by default or by SET
+# TRANSACTION) fails at once instead of queuing first.
 use strict;
 use warnings;
 use FindBin;
