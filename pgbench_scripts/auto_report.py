@@ -121,6 +121,15 @@ def in_phases(series, ps):
             if float(p['start']) + SKIP_S <= r[0] <= float(p['end'])]
 
 
+def reached(series, p, best):
+    """Seconds from the start of auto phase p until the gate's limit (series
+    of (epoch, limit)) is first read at or below best, the best static
+    limit, but above AUTO_MIN (where probes hold it); '-' if never."""
+    start, end = float(p['start']), float(p['end'])
+    return next((f'{e - start:.1f}' for e, l in series
+                 if start <= e <= end and AUTO_MIN < l <= best), '-')
+
+
 def round_of(p):
     """The round a phase ran in (1 without --rounds)."""
     return p.get('round') or '1'
@@ -170,8 +179,9 @@ def sweep_table(out, runs, sweep, lim, sampled):
     print('| workload | connections | ' + ' | '.join(f'static {n}' for n in names) +
           ' | auto | auto / best static |' +
           (' per round | held out |' if rounds > 1 else '') +
-          ' settled | auto limit (median, range) | queued (best static, auto) |')
-    print('|---|---|' + '---|' * (len(names) + 5 + 2 * (rounds > 1)))
+          ' settled | best reached (s) | auto limit (median, range) |'
+          ' queued (best static, auto) |')
+    print('|---|---|' + '---|' * (len(names) + 6 + 2 * (rounds > 1)))
     for run in sweep:
         ps = runs[run]
         prog = progress(out, run)
@@ -196,8 +206,11 @@ def sweep_table(out, runs, sweep, lim, sampled):
         spread = (f' {round_spread(by_round, best_name)} | {held_out(by_round, names)} |'
                   if rounds > 1 else '')
         late = mean(settled['auto']) / max(mean(settled[n]) for n in names)
+        best_limit = int(best_name) if best_name.isdigit() else None
+        reach = ', '.join(reached(lim[gate], p, best_limit) for p in ps
+                          if p['phase'] == 'auto') if best_limit else '-'
         print(f'| {ps[0]["workload"]} | {ps[0]["conns"]} | {cells} | {auto:.0f} | '
-              f'{auto / best:.2f} |{spread} {late:.2f} | {auto_limit} | {queued} |')
+              f'{auto / best:.2f} |{spread} {late:.2f} | {reach} | {auto_limit} | {queued} |')
     print()
     first = [p['phase'] for p in runs[sweep[0]] if round_of(p) == '1']
     print('Phases run in the order ' + ', '.join(first) +
@@ -214,10 +227,15 @@ def sweep_table(out, runs, sweep, lim, sampled):
         print('favour as it favours the best of the same phases.', end=' ')
     print(f'Settled: auto / best static over every phase but its first {SETTLED_S:.0f} s, for')
     print('auto the part after its start (a reload to -1 restarts the controller: a probe, the')
-    print('band and the first trials), for static limits the same seconds. Queued: the share of')
-    print("the sampler's readings (every 200 ms) that found sessions waiting at the")
-    print("workload's gate; where the best static limit queues nobody, static limits at or")
-    print('above it and auto run alike, and their spread is the noise of the machine.')
+    print('band and the first trials), for static limits the same seconds. Best reached: per')
+    print("auto phase, the seconds from its start until the sampler first read the gate's")
+    print('limit at or below the best static limit (above auto_min, where probes hold it): a')
+    print("first reading, a trial's lower limit included, not a settled limit; readings 200 ms")
+    print("or more apart can miss a trial's 100 ms intervals.")
+    print("Queued: the share of the sampler's readings (every 200 ms) that found sessions")
+    print("waiting at the workload's gate; where the best static limit queues nobody, static")
+    print('limits at or above it and auto run alike, and their spread is the noise of the')
+    print('machine.')
 
 
 def failures(out, runs):
