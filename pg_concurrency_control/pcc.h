@@ -259,13 +259,14 @@ typedef struct PccAutoState
 								 * until a trial from it is judged; 0: none */
 	double		tie_from;		/* the limit that tie was tried from */
 	double		band_from;		/* the limit the band grows from: of the
-								 * first clean interval after the start, a
-								 * trial, a yield or the last growth */
+								 * first clean interval after a trial, a
+								 * yield, a lull, new bounds or the last
+								 * growth */
 	double		band_from_rate; /* that interval's throughput (0: none
 								 * yet) */
 	bool		trial_on;		/* a throughput trial is under way */
 	uint64		trial_ended_step;	/* steps after the last trial's last
-									 * interval */
+									 * interval (0: no trial has ended) */
 	double		trial_base;		/* the limit before the trial */
 	double		trial_other;	/* and the one tried against it */
 	int			trial_steps;	/* intervals measured; odd ones at other */

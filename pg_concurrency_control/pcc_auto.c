@@ -54,7 +54,12 @@
  * TRIAL_GAP_MAX_MS: at the knee every trial costs (with turns, twice the
  * best limit can run at two thirds of its throughput).  A higher limit is
  * also tried at once after a lost lower one (the knee is not below); after
- * a lost higher one, any trial waits TRIAL_GAP_MS.
+ * a lost higher one, any trial waits TRIAL_GAP_MS.  The first trial starts
+ * at the first clean interval after the first probe, of half the limit the
+ * controller starts from (twice it at auto_min, if the gate is saturated),
+ * and the band holds the limit until that trial ends
+ * (first_trial_pending); a lower one lost there leaves the band to go on
+ * first, and the higher trial waits TRIAL_GAP_MS (plan_next_trial).
  * Alternating cancels the slow drift of a noisy machine.  A gate that is
  * not saturated runs lower trials only: a limit that binds can be faster
  * there (fewer backends switch, and with turns a warm backend runs its
@@ -276,8 +281,8 @@ StaticAssertDecl(lengthof(t_975) >= TRIAL_PAIRS - 1,
  * The band growing the limit this much without raising throughput runs a
  * lower trial at once (band_grew).  Less would take the noise of single
  * intervals for a verdict; twice would not be reached under an auto_max
- * of 64 from 35, where simple-update's first clean interval after a start
- * ran.
+ * of 64 from 35, where simple-update's band started when it still moved
+ * the limit before the first trial.
  */
 #define BAND_GROWTH			M_SQRT2
 
@@ -334,7 +339,7 @@ band_starts(PccAutoState *st)
 
 /*
  * Start the controller: it goes on from the given limit once a first probe
- * has measured the baseline.
+ * has measured the baseline, with a first trial (first_trial_pending).
  */
 void
 pcc_auto_start(PccAutoState *st, uint32 limit, uint32 min, uint32 max,
@@ -347,7 +352,7 @@ pcc_auto_start(PccAutoState *st, uint32 limit, uint32 min, uint32 max,
 	st->bounds_min = min;
 	st->bounds_max = max;
 	st->trial_down = true;
-	st->next_trial = pcc_time_plus_ms(now, TRIAL_GAP_MS);
+	st->next_trial = now;
 	st->down_gap_ms = TRIAL_GAP_MS;
 	st->up_gap_ms = TRIAL_GAP_MS;
 	start_probe(st, min, now, "the controller starts");
@@ -478,7 +483,8 @@ adjust_limit(PccAutoState *st, const PccAutoSample *s, uint32 min, uint32 max)
  * it (band_from's interval against the last one), try half of it at once,
  * rather than run at the guess until the next trial is due: live,
  * simple-update at a thousand connections went from 32 to 64 within a
- * second of a start, where 32 ran 20-35% faster.  Where throughput rose,
+ * second of a start, when the band moved the limit before the first trial,
+ * where 32 ran 20-35% faster.  Where throughput rose,
  * the band is right, and a trial would only cost.
  */
 static void
@@ -525,12 +531,15 @@ wait_after_loss(int *gap_ms, PccTime *next, int last_gap_ms, PccTime now)
 
 /*
  * After a trial was measured: on the way a kept limit went, at once; after
- * a lost lower one, higher at once (the knee is not below); after a lost
- * higher one, lower first when both are due.  The gap before the next
- * trial of a way that lost doubles.
+ * a lost lower one, higher at once (the knee is not below), but with
+ * band_first (the first trial's: first_trial_pending) the band goes on
+ * first and the higher trial waits TRIAL_GAP_MS; after a lost higher one,
+ * lower first when both are due.  The gap before the next trial of a way
+ * that lost doubles.
  */
 static void
-plan_next_trial(PccAutoState *st, bool lower, bool keep, PccTime now)
+plan_next_trial(PccAutoState *st, bool lower, bool keep, bool band_first,
+				PccTime now)
 {
 	if (keep)
 		trial_at_once(st, lower, now);
@@ -539,8 +548,9 @@ plan_next_trial(PccAutoState *st, bool lower, bool keep, PccTime now)
 		wait_after_loss(&st->down_gap_ms, &st->next_down_trial,
 						st->down_gap_ms, now);
 		st->trial_down = false;
-		st->next_trial = now;
-		st->next_up_trial = now;
+		st->next_trial = band_first ?
+			pcc_time_plus_ms(now, TRIAL_GAP_MS) : now;
+		st->next_up_trial = st->next_trial;
 	}
 	else
 	{
@@ -768,6 +778,13 @@ log_trial(const PccAutoState *st, const char *verdict, double limit)
 			 limit, st->ceiling, st->trial_floor);
 }
 
+/* Has no trial ended since the controller started? */
+static bool
+no_trial_yet(const PccAutoState *st)
+{
+	return st->trial_ended_step == 0;
+}
+
 /* The trial is over, or cut short. */
 static void
 end_trial(PccAutoState *st, double limit, PccTime now)
@@ -809,6 +826,8 @@ static void
 finish_trial(PccAutoState *st, bool lower, bool keep, const char *verdict,
 			 PccTime now)
 {
+	bool		band_first = lower && !keep && no_trial_yet(st);
+
 	/* a lost lower trial says nothing of the limits above */
 	if (keep || !lower)
 		st->tie_limit = 0;
@@ -822,7 +841,7 @@ finish_trial(PccAutoState *st, bool lower, bool keep, const char *verdict,
 	}
 	log_trial(st, verdict, keep ? st->trial_other : st->trial_base);
 	end_trial(st, keep ? st->trial_other : st->trial_base, now);
-	plan_next_trial(st, lower, keep, now);
+	plan_next_trial(st, lower, keep, band_first, now);
 }
 
 /*
@@ -833,7 +852,8 @@ finish_trial(PccAutoState *st, bool lower, bool keep, const char *verdict,
  * a lower trial starved at its lower limit loses, and the next lower one
  * waits: that limit may be what starves the gate (sessions idle in
  * transaction holding its slots), and unjudged, the same trial would come
- * back at once.
+ * back at once (the first trial lost so leaves the band its turn, as any
+ * lost lower first trial does: plan_next_trial).
  */
 static void
 trial_interrupted(PccAutoState *st, bool starved, PccTime now)
@@ -963,6 +983,29 @@ yield_step(PccAutoState *st, uint32 min, uint32 max)
 }
 
 /*
+ * Has no trial ended yet, with work fast enough for one (TRIAL_MIN_RATE)?
+ * Then the band holds the limit the controller was handed, and the first
+ * trial starts at the first clean interval that lets one start (after the
+ * first probe; not while a jump awaits its second interval).  Service
+ * time misses what a woken backend waits for a CPU: live, at a thousand
+ * connections, the band took a handed 32 to 62 before the first trial,
+ * then due 3 s after the start, where 8 ran fastest, and the halving
+ * trials from there reached 8 after 5-7 s of a 15 s phase
+ * (docs/performance.md).  A lower first trial that loses leaves the band
+ * to go on first (plan_next_trial): holders that wait for their clients
+ * need more slots than the limit handed, and the band, whose service time
+ * leaves those waits out, finds them sooner than trials that double.  Not
+ * latched: an interval under TRIAL_MIN_RATE (clients still connecting)
+ * lets the band move the limit, and a first trial cut short (a lull, a
+ * yield, new bounds) ends the hold as it ends any trial.
+ */
+static bool
+first_trial_pending(const PccAutoState *st)
+{
+	return no_trial_yet(st) && st->throughput >= TRIAL_MIN_RATE;
+}
+
+/*
  * Did the interval ending now run at the limit alone: not in the tail of
  * a probe (work admitted at auto_min, and the queue refilling the slots it
  * restored) nor of a trial (work admitted at its other limit)?
@@ -1014,7 +1057,6 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 	bool		lull;			/* the sample spans intervals with too few
 								 * completions */
 	double		service_us;
-	double		ran_at;			/* the limit of the interval ending now */
 	bool		shifted;
 
 	if (st->probe_since != 0 &&
@@ -1095,10 +1137,20 @@ pcc_auto_step(PccAutoState *st, const PccAutoSample *s, uint32 min,
 	}
 	if (st->yielding)
 		return true;
-	ran_at = st->limit;
-	adjust_limit(st, s, min, max);
-	if (!lull && clean_interval(st, now))
-		watch_band(st, ran_at, now);
+	if (first_trial_pending(st))
+	{
+		st->grew = false;		/* the band holds the limit */
+		if (!clean_interval(st, now))
+			return true;
+	}
+	else
+	{
+		double		ran_at = st->limit; /* of the interval ending now */
+
+		adjust_limit(st, s, min, max);
+		if (!lull && clean_interval(st, now))
+			watch_band(st, ran_at, now);
+	}
 	/*
 	 * A limit that binds nobody needs no fresh baseline, and no pause
 	 * between trials for the band, which does not grow it: only the gap of
