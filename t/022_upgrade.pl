@@ -14,6 +14,8 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+my $extversion_sql =
+  "SELECT extversion FROM pg_extension WHERE extname = 'pg_concurrency_control'";
 my @limits = map { "pg_concurrency_control.${_}_concurrency = 1" }
   qw(query bigquery transaction autocommit);
 my $old = pcc_node('old', @limits);
@@ -23,8 +25,7 @@ $old->safe_psql('postgres',
 	  . 'CREATE ROLE watcher; '
 	  . 'CREATE VIEW gates AS SELECT gate, max_concurrency FROM pg_concurrency_control; '
 	  . 'GRANT SELECT ON gates TO watcher');
-my $version = $old->safe_psql('postgres',
-	"SELECT extversion FROM pg_extension WHERE extname = 'pg_concurrency_control'");
+my $version = $old->safe_psql('postgres', $extversion_sql);
 $old->stop;
 
 # pg_upgrade writes its logs under the new data directory, and its script
@@ -60,13 +61,11 @@ sub upgrade_to
 }
 
 my $unloaded = upgrade_to('unloaded', 0);
-is($unloaded->safe_psql('postgres',
-		"SELECT extversion FROM pg_extension WHERE extname = 'pg_concurrency_control'"),
+is($unloaded->safe_psql('postgres', $extversion_sql),
 	$version, 'unloaded: the extension came across');
 $unloaded->stop;
 my $new = upgrade_to('preloaded', 1);
-is($new->safe_psql('postgres',
-		"SELECT extversion FROM pg_extension WHERE extname = 'pg_concurrency_control'"),
+is($new->safe_psql('postgres', $extversion_sql),
 	$version, 'preloaded: the extension came across');
 is($new->safe_psql('postgres', 'SELECT count(*) FROM t'), '1000', 'and the data');
 is($new->safe_psql('postgres',
