@@ -483,9 +483,9 @@ adjust_limit(PccAutoState *st, const PccAutoSample *s, uint32 min, uint32 max)
  * it (band_from's interval against the last one), try half of it at once,
  * rather than run at the guess until the next trial is due: live,
  * simple-update at a thousand connections went from 32 to 64 within a
- * second of a start, when the band moved the limit before the first trial,
- * where 32 ran 20-35% faster.  Where throughput rose,
- * the band is right, and a trial would only cost.
+ * second of a start (when the band still moved the limit before the first
+ * trial), where 32 ran 20-35% faster.  Where throughput rose, the band is
+ * right, and a trial would only cost.
  */
 static void
 band_grew(PccAutoState *st, PccTime now)
