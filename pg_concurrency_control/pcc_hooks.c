@@ -16,10 +16,12 @@
  * - Outside a block, the first statement that reaches the executor takes
  *   a bigquery, autocommit (writes) or query (reads) slot, held until its
  *   transaction ends.
- * - Inside a block, a big statement takes a bigquery slot until its
- *   executor ends, or, if it cannot scroll, until a forward fetch finds no
- *   more rows (a cursor that can: until it is closed); a portal that
- *   failed gives it back when its savepoint aborts.
+ * - Inside a block, or after the first statement of a pipeline without
+ *   Sync (whose statements share its transaction's slot), a big statement
+ *   takes a bigquery slot until its executor ends, or, if it cannot
+ *   scroll, until a forward fetch finds no more rows (a cursor that can:
+ *   until it is closed); a portal that failed gives it back when its
+ *   savepoint aborts.
  * A session in a workload group takes its group's slot first, for the
  * same span as the transaction-scoped slot (pcc_group.c).
  * With pg_concurrency_control.quantum, the transaction-scoped slot may be
@@ -75,8 +77,11 @@ typedef struct PccStatementSlot
 /* Depth of statements run by other statements; 0 at top level. */
 static int	nesting_level = 0;
 
-/* This transaction went through admission (with or without a slot). */
-static bool transaction_admitted = false;
+/*
+ * The gate this transaction's admission asked for (whether or not it got
+ * a slot there), or PCC_NO_GATE until it goes through admission.
+ */
+static int	admitted_gate = PCC_NO_GATE;
 
 /* Gate whose slot this transaction holds, or PCC_NO_GATE. */
 static int	transaction_gate = PCC_NO_GATE;
@@ -169,7 +174,7 @@ pcc_release_all(bool may_keep)
 	}
 	transaction_gate = PCC_NO_GATE;
 	pcc_auto_transaction_ends();
-	transaction_admitted = false;
+	admitted_gate = PCC_NO_GATE;
 	if (pcc_shared == NULL || MyProc == NULL)
 		return;
 
@@ -299,18 +304,18 @@ pcc_admit_transaction(PccGateId id)
 	if ((group == PCC_NO_GATE && pcc_resume_turn(id, &turn_start)) ||
 		pcc_take_slot(id, pcc_priority, turn_start))
 		transaction_gate = id;
-	transaction_admitted = true;
+	admitted_gate = id;
 }
 
-/* A big statement inside a block: a bigquery slot while its executor lives. */
+/*
+ * A big statement of a transaction admitted to another gate: a bigquery
+ * slot while its executor lives.
+ */
 static void
 pcc_admit_big_statement(QueryDesc *qd)
 {
 	PccStatementSlot *slot;
 	MemoryContext old;
-
-	if (transaction_gate == PCC_GATE_BIGQUERY)
-		return;
 
 	/* recorded first: no failed allocation can lose a slot once taken */
 	old = MemoryContextSwitchTo(TopMemoryContext);
@@ -322,9 +327,9 @@ pcc_admit_big_statement(QueryDesc *qd)
 	MemoryContextSwitchTo(old);
 
 	/*
-	 * One slot per backend, shared by its open big statements.  A block
-	 * that holds a slot already waits ahead of newcomers: it holds locks
-	 * and a snapshot while it waits.  An error while waiting leaves the
+	 * One slot per backend, shared by its open big statements.  A
+	 * transaction that holds a slot already waits ahead of newcomers: it
+	 * holds locks and a snapshot while it waits.  An error while waiting leaves the
 	 * record to its (sub)transaction's abort.
 	 */
 	if (!(exit_hook_registered && pcc_gate_held(PCC_GATE_BIGQUERY)) &&
@@ -477,9 +482,15 @@ pcc_admit_statement(QueryDesc *qd)
 	if (writes && XactReadOnly &&
 		pcc_plan_rejected_read_only(qd->plannedstmt))
 		return;
-	if (!transaction_admitted)
+	if (admitted_gate == PCC_NO_GATE)
 		pcc_admit_transaction(pcc_statement_transaction_gate(qd, big, writes));
-	if (big && IsTransactionBlock())
+
+	/*
+	 * A big statement runs under a bigquery slot: its transaction's, or its
+	 * own where the transaction was admitted to another gate (a block's, or
+	 * by an earlier statement of a pipeline without Sync).
+	 */
+	if (big && admitted_gate != PCC_GATE_BIGQUERY)
 		pcc_admit_big_statement(qd);
 }
 
@@ -803,8 +814,8 @@ pcc_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	if (top)
 		pcc_auto_statement_begins();
 	/* a BEGIN in a block that went through admission only warns */
-	if (top && pcc_starts_block(stmt) && !transaction_admitted &&
-		pcc_gating_applies())
+	if (top && pcc_starts_block(stmt) &&
+		admitted_gate == PCC_NO_GATE && pcc_gating_applies())
 		pcc_admit_transaction(PCC_GATE_TRANSACTION);
 
 	/*
@@ -815,8 +826,8 @@ pcc_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	 * write, big by its hint (the cost is not known yet).  In a read-only
 	 * transaction it fails at once, as other writes do in ExecutorStart.
 	 */
-	if (top && IsA(stmt, RefreshMatViewStmt) && !transaction_admitted &&
-		pcc_gating_applies() && !XactReadOnly)
+	if (top && IsA(stmt, RefreshMatViewStmt) &&
+		admitted_gate == PCC_NO_GATE && pcc_gating_applies() && !XactReadOnly)
 	{
 		bool		big = pcc_text_has_bigsql_hint(queryString,
 												   pstmt->stmt_location,

@@ -1,7 +1,8 @@
-# The extended query protocol: pipelines without Sync, errors inside them,
-# portals suspended by an Execute row limit, closing such a portal and a
-# client vanishing while one is open.  Every gate admits one at a time, so
-# a slot that is not returned blocks the next taker.
+# The extended query protocol: pipelines without Sync, a big statement
+# later in one, errors inside them, portals suspended by an Execute row
+# limit, closing such a portal and a client vanishing while one is open.
+# Every gate admits one at a time, so a slot that is not returned blocks
+# the next taker.
 use strict;
 use warnings;
 use FindBin;
@@ -63,6 +64,27 @@ is(running('autocommit'), '1', 'a pipeline of writes holds one autocommit slot')
 $c->sync;
 $c->read_until('Z');
 gate_free('autocommit', 'a pipeline of writes');
+
+# --- a big statement after the first of a pipeline waits for a bigquery
+#     slot of its own, as in a block, and gives it back at its end
+$other->run('/*+bigsql*/ SELECT 1')->flush;
+$other->read_until('C');
+is(running('bigquery'), '1', 'a pipeline whose first statement is big holds a bigquery slot');
+$c->run('SELECT 1')->flush;
+$c->read_until('C');
+$c->run('/*+bigsql*/ SELECT 2')->flush;
+ok(wait_gate($node, 'bigquery', 'waiting', 1),
+	'a big statement later in another pipeline waits for the bigquery slot');
+$other->sync;
+$other->read_until('Z');
+$r = $c->read_until('C');
+is($r->{code}, '', '... and runs once the first pipeline syncs');
+is(running('bigquery') . '/' . running('query'), '0/1',
+	'... gives the bigquery slot back at its end; the pipeline keeps its query slot');
+$c->sync;
+$c->read_until('Z');
+gate_free('bigquery', 'a big statement later in a pipeline');
+gate_free('query', 'a big statement later in a pipeline');
 
 # --- Sync after every statement: each takes and returns the slot
 my $before = gate_value($node, 'query', 'admitted');
