@@ -160,8 +160,9 @@ pcc_priority_name(PccPriority priority)
  * than that before it, and nobody else.  A session whose turn goes on from
  * another gate (an "in turn" class) counts as having arrived when its turn
  * began, in its session's priority; those of one class are served in the
- * order they queued (at most a turn apart).  Statements of a block holding
- * a slot go first.  Caller holds the gate mutex; the queue is not empty.
+ * order they queued (at most a turn apart).  Statements of a transaction
+ * holding a slot (a block's, a pipeline's) go first.  Caller holds the
+ * gate mutex; the queue is not empty.
  */
 static PccBackend *
 pcc_gate_first_waiter(PccGate *gate)

@@ -8,11 +8,13 @@
  * What takes a slot (top-level statements of client backends only):
  * - A transaction block takes a transaction slot and keeps it until the
  *   transaction ends (COMMIT, ROLLBACK, PREPARE TRANSACTION, the error that
- *   aborts it): BEGIN / START TRANSACTION takes it before the block starts;
- *   a block xact.c starts otherwise (COMMIT AND CHAIN, ROLLBACK AND CHAIN,
- *   the implicit block of a multi-statement query string) at its first
- *   statement that reaches the executor.  Whether a statement runs in a
- *   block is xact.c's answer (IsTransactionBlock()), read when it starts.
+ *   aborts it): BEGIN / START TRANSACTION takes it before the block starts
+ *   (after statements of a pipeline without Sync, in place of the slot
+ *   they took); a block xact.c starts otherwise (COMMIT AND CHAIN,
+ *   ROLLBACK AND CHAIN, the implicit block of a multi-statement query
+ *   string) at its first statement that reaches the executor.  Whether a
+ *   statement runs in a block is xact.c's answer (IsTransactionBlock()),
+ *   read when it starts.
  * - Outside a block, the first statement that reaches the executor takes
  *   a bigquery, autocommit (writes) or query (reads) slot, held until its
  *   transaction ends.
@@ -66,7 +68,7 @@
 #include "pcc_guc.h"
 #include "pcc_hooks.h"
 
-/* A bigquery reference held by an open executor inside a block. */
+/* A statement's bigquery slot, held by its open executor (see above). */
 typedef struct PccStatementSlot
 {
 	QueryDesc  *query;			/* the executor that holds it */
@@ -308,6 +310,29 @@ pcc_admit_transaction(PccGateId id)
 }
 
 /*
+ * A BEGIN after statements of a pipeline without Sync makes their
+ * transaction a block, which holds a transaction slot until it ends: the
+ * query or autocommit slot the first statement took goes back, then it
+ * waits ahead of newcomers, as it holds its statements' locks and
+ * snapshot.  A pipeline that holds a bigquery slot (its first statement's,
+ * or an open big portal's) keeps its slots instead, as before: given
+ * back, its open portal would run on unbounded; kept while it waits, the
+ * slot could close a cycle with a block waiting for it.
+ */
+static void
+pcc_pipeline_becomes_block(void)
+{
+	if (transaction_gate == PCC_GATE_BIGQUERY || statement_slots != NIL)
+		return;
+	if (transaction_gate != PCC_NO_GATE && pcc_gate_held(transaction_gate))
+		pcc_gate_release(transaction_gate);
+	transaction_gate = PCC_NO_GATE;
+	admitted_gate = PCC_GATE_TRANSACTION;
+	if (pcc_take_slot(PCC_GATE_TRANSACTION, PCC_PRIORITY_IN_BLOCK, 0))
+		transaction_gate = PCC_GATE_TRANSACTION;
+}
+
+/*
  * A big statement of a transaction admitted to another gate: a bigquery
  * slot while its executor lives.
  */
@@ -329,8 +354,8 @@ pcc_admit_big_statement(QueryDesc *qd)
 	/*
 	 * One slot per backend, shared by its open big statements.  A
 	 * transaction that holds a slot already waits ahead of newcomers: it
-	 * holds locks and a snapshot while it waits.  An error while waiting leaves the
-	 * record to its (sub)transaction's abort.
+	 * holds locks and a snapshot while it waits.  An error while waiting
+	 * leaves the record to its (sub)transaction's abort.
 	 */
 	if (!(exit_hook_registered && pcc_gate_held(PCC_GATE_BIGQUERY)) &&
 		!pcc_take_slot(PCC_GATE_BIGQUERY,
@@ -459,7 +484,8 @@ pcc_statement_transaction_gate(QueryDesc *qd, bool big, bool writes)
 /*
  * Decide and take what a top-level statement needs before it runs: its
  * transaction's slot if the transaction has none yet (a block's, or one
- * for this statement's kind), and in a block a big statement's own.
+ * for this statement's kind), and for a big statement of a transaction
+ * admitted elsewhere (a block, a pipeline) its own.
  */
 static void
 pcc_admit_statement(QueryDesc *qd)
@@ -596,15 +622,15 @@ pcc_executor_run_nested(QueryDesc *queryDesc, ScanDirection direction,
 }
 
 /*
- * Has a run of qd, in a block, left a big query nothing more to do?  A
- * forward run that returned fewer rows than asked for has reached the end
- * of its plan, and a portal that cannot scroll runs it no more (backward
- * fetches need SCROLL).  Not a run that moves nowhere (FETCH 0): it
- * returns no row wherever the portal stands.  Yet the portal stays open,
- * and ExecutorEnd with it, until it is closed, its block ends or, for the
- * protocol's unnamed portal, the next Bind: a client idle in its block
- * would keep the bigquery slot.  Only a plain SELECT: other work's AFTER
- * triggers run at ExecutorFinish.
+ * Has a run of qd, holding a statement's slot, left a big query nothing
+ * more to do?  A forward run that returned fewer rows than asked for has
+ * reached the end of its plan, and a portal that cannot scroll runs it no
+ * more (backward fetches need SCROLL).  Not a run that moves nowhere
+ * (FETCH 0): it returns no row wherever the portal stands.  Yet the portal
+ * stays open, and ExecutorEnd with it, until it is closed, its transaction
+ * ends or, for the protocol's unnamed portal, the next Bind: a client idle
+ * in its block would keep the bigquery slot.  Only a plain SELECT: other
+ * work's AFTER triggers run at ExecutorFinish.
  */
 static bool
 pcc_big_run_done(QueryDesc *qd, ScanDirection direction, uint64 count)
@@ -619,7 +645,8 @@ pcc_big_run_done(QueryDesc *qd, ScanDirection direction, uint64 count)
 /*
  * ExecutorRun_hook: what runs inside is nested.  A top-level run (an
  * Execute or FETCH of an open portal, too) is a statement's work.  A big
- * query in a block gives its slot back once done (pcc_big_run_done).
+ * query holding a statement's slot gives it back once done
+ * (pcc_big_run_done).
  */
 void
 pcc_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
@@ -656,7 +683,7 @@ pcc_ExecutorFinish(QueryDesc *queryDesc)
 	PG_END_TRY();
 }
 
-/* ExecutorEnd_hook: a big statement in a block gives its slot back. */
+/* ExecutorEnd_hook: a big statement gives its statement's slot back. */
 void
 pcc_ExecutorEnd(QueryDesc *queryDesc)
 {
@@ -813,10 +840,17 @@ pcc_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 
 	if (top)
 		pcc_auto_statement_begins();
-	/* a BEGIN in a block that went through admission only warns */
-	if (top && pcc_starts_block(stmt) &&
-		admitted_gate == PCC_NO_GATE && pcc_gating_applies())
-		pcc_admit_transaction(PCC_GATE_TRANSACTION);
+	/*
+	 * BEGIN takes a transaction slot, or moves a pipeline's transaction to
+	 * one; in a block that went through admission it only warns.
+	 */
+	if (top && pcc_starts_block(stmt) && pcc_gating_applies())
+	{
+		if (admitted_gate == PCC_NO_GATE)
+			pcc_admit_transaction(PCC_GATE_TRANSACTION);
+		else if (admitted_gate != PCC_GATE_TRANSACTION)
+			pcc_pipeline_becomes_block();
+	}
 
 	/*
 	 * REFRESH MATERIALIZED VIEW takes its transaction's slot before it runs

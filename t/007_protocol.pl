@@ -1,6 +1,6 @@
-# The extended query protocol: pipelines without Sync, a big statement
-# later in one, errors inside them, portals suspended by an Execute row
-# limit, closing such a portal and a client vanishing while one is open.
+# The extended query protocol: pipelines without Sync, a big statement or
+# a BEGIN later in one, errors inside them, portals suspended by an Execute
+# row limit, closing such a portal and a client vanishing while one is open.
 # Every gate admits one at a time, so a slot that is not returned blocks
 # the next taker.
 use strict;
@@ -85,6 +85,41 @@ $c->sync;
 $c->read_until('Z');
 gate_free('bigquery', 'a big statement later in a pipeline');
 gate_free('query', 'a big statement later in a pipeline');
+
+# --- a BEGIN later in a pipeline makes it a block: its slot goes back and
+#     it waits for a transaction slot, ahead of newcomers
+$other->query('BEGIN');
+$other->read_until('Z');
+is(running('transaction'), '1', 'another session holds the transaction slot');
+$c->run('SELECT 1')->flush;
+$c->read_until('C');
+$c->run('BEGIN')->flush;
+ok(wait_gate($node, 'transaction', 'waiting', 1),
+	'a BEGIN later in a pipeline waits for a transaction slot');
+is(running('query'), '0', '... having given back the slot its first statement took');
+$other->query('COMMIT');
+$other->read_until('Z');
+$r = $c->read_until('C');
+is($r->{code}, '', '... and its block starts once the slot is free');
+is(running('transaction') . '/' . running('query'), '1/0',
+	'the block holds the transaction slot');
+$c->run('SELECT 2')->run('COMMIT')->sync;
+$r = $c->read_until('Z');
+is($r->{code}, '', 'the block commits at the end of the pipeline');
+gate_free('transaction', 'a BEGIN later in a pipeline');
+gate_free('query', 'a BEGIN later in a pipeline');
+
+# ... but a pipeline that holds a bigquery slot keeps its slots: given
+#     back, an open big portal would run on unbounded
+$c->run('/*+bigsql*/ SELECT 1')->flush;
+$c->read_until('C');
+$c->run('BEGIN')->flush;
+$r = $c->read_until('C');
+is($r->{code} . running('bigquery') . '/' . running('transaction'), '1/0',
+	'a BEGIN after a big first statement keeps its bigquery slot');
+$c->run('COMMIT')->sync;
+$c->read_until('Z');
+gate_free('bigquery', 'a BEGIN after a big first statement');
 
 # --- Sync after every statement: each takes and returns the slot
 my $before = gate_value($node, 'query', 'admitted');
